@@ -1,0 +1,429 @@
+//! Loading manifests: one or more files of YAML (multi-document) or JSON, each document a training
+//! job or a companion object (ConfigMap, Secret), every problem reported as
+//! `FILE:LINE:COL: PATH: message`.
+
+pub mod location;
+mod typed;
+mod v1alpha1;
+
+use std::fmt;
+use std::path::Path;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::field_path::{FieldPath, Segment};
+use crate::job::TrainingJob;
+use crate::kind::JobKind;
+use crate::validation::{self, Issue, Severity};
+use crate::{defaults, jax, mpi, paddle, pytorch, tensorflow, xgboost};
+use location::{LocationIndex, Position};
+
+/// Manifests larger than this are refused before parsing (the Kubernetes API server accepts at
+/// most 3 MiB per object, so a larger file is a mistake, not a job).
+pub const MAX_MANIFEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// One problem found in a manifest, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The file, as the user named it (`-` for standard input).
+    pub source: String,
+    /// Line and column in the file.
+    pub position: Position,
+    /// The field concerned, when the problem is about a field.
+    pub path: Option<FieldPath>,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    /// `FILE:LINE:COL: PATH: message`, with `warning: ` before the path for warnings.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Position { line, column } = self.position;
+        write!(f, "{}:{line}:{column}: ", self.source)?;
+        if self.severity == Severity::Warning {
+            f.write_str("warning: ")?;
+        }
+        if let Some(path) = &self.path {
+            write!(f, "{path}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// An object submitted alongside a job, for its replicas to read (`configMapKeyRef`, volumes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Companion {
+    /// A ConfigMap.
+    ConfigMap(ConfigMap),
+    /// A Secret.
+    Secret(Secret),
+}
+
+/// A job read from a manifest: defaulted, validated, and where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedJob {
+    /// The job, with defaults applied.
+    pub job: TrainingJob,
+    /// The file it came from.
+    pub source: String,
+    /// Where each of its fields is in that file.
+    pub locations: LocationIndex,
+}
+
+/// Everything read from one or more manifest files.
+#[derive(Debug, Default)]
+pub struct Manifests {
+    /// Valid jobs, in file order.
+    pub jobs: Vec<LoadedJob>,
+    /// ConfigMaps and Secrets, in file order.
+    pub companions: Vec<Companion>,
+    /// Every error and warning, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Manifests {
+    /// Whether any diagnostic is an error.
+    #[must_use]
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// Reads each file in turn (`-` reads standard input).
+    #[must_use]
+    pub fn load_files<P: AsRef<Path>>(paths: &[P]) -> Manifests {
+        let mut all = Manifests::default();
+        for path in paths {
+            all.extend(load_file(path.as_ref()));
+        }
+        all
+    }
+
+    fn extend(&mut self, other: Manifests) {
+        self.jobs.extend(other.jobs);
+        self.companions.extend(other.companions);
+        self.diagnostics.extend(other.diagnostics);
+    }
+}
+
+/// Reads one manifest file (`-` reads standard input).
+#[must_use]
+pub fn load_file(path: &Path) -> Manifests {
+    let source = path.display().to_string();
+    let bytes = if source == "-" {
+        let mut buffer = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buffer).map(|_| buffer)
+    } else {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > MAX_MANIFEST_BYTES as u64 => {
+                return file_error(&source, Position::START, &too_large(meta.len()));
+            }
+            Ok(meta) if meta.is_dir() => {
+                return file_error(
+                    &source,
+                    Position::START,
+                    "is a directory, not a manifest file",
+                );
+            }
+            _ => std::fs::read(path),
+        }
+    };
+    match bytes {
+        Ok(bytes) => load_bytes(&source, &bytes),
+        Err(error) => file_error(&source, Position::START, &format!("cannot read: {error}")),
+    }
+}
+
+fn too_large(len: u64) -> String {
+    #[expect(clippy::cast_precision_loss, reason = "a size shown to one decimal")]
+    let mib = len as f64 / (1024.0 * 1024.0);
+    format!(
+        "the file is {mib:.1} MiB; manifests are limited to {} MiB (the Kubernetes API server \
+         accepts at most 3 MiB per object)",
+        MAX_MANIFEST_BYTES / (1024 * 1024)
+    )
+}
+
+/// Reads manifest bytes; `source` names them in diagnostics.
+#[must_use]
+pub fn load_bytes(source: &str, bytes: &[u8]) -> Manifests {
+    if bytes.len() > MAX_MANIFEST_BYTES {
+        return file_error(source, Position::START, &too_large(bytes.len() as u64));
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => load_str(source, text),
+        Err(error) => {
+            let valid = &bytes[..error.valid_up_to()];
+            let line = valid.split(|&b| b == b'\n').count();
+            let column = valid.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            file_error(
+                source,
+                Position { line, column },
+                &format!(
+                    "the file is not UTF-8 text (invalid byte at offset {}); a manifest is YAML \
+                     or JSON",
+                    error.valid_up_to()
+                ),
+            )
+        }
+    }
+}
+
+/// Parses manifest text; `source` names it in diagnostics.
+#[must_use]
+pub fn load_str(source: &str, text: &str) -> Manifests {
+    let values = match serde_saphyr::from_multiple::<Value>(text) {
+        Ok(values) => values,
+        Err(error) => {
+            let position = error.location().map_or(Position::START, |l| Position {
+                line: usize::try_from(l.line()).unwrap_or(1).max(1),
+                column: usize::try_from(l.column()).unwrap_or(1).max(1),
+            });
+            return file_error(source, position, &yaml_message(&error));
+        }
+    };
+    if values.is_empty() {
+        return file_error(
+            source,
+            Position::START,
+            "the file holds no object: expected a kubeflow.org/v1 job (e.g. `kind: TFJob`)",
+        );
+    }
+    // serde-saphyr skips empty documents; so does this index, keeping the two aligned.
+    let indexes: Vec<LocationIndex> = match location::index_documents(text) {
+        Ok(documents) => documents
+            .into_iter()
+            .filter(|d| !d.is_empty)
+            .map(|d| d.index)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut manifests = Manifests::default();
+    for (number, value) in values.into_iter().enumerate() {
+        let locations = indexes.get(number).cloned().unwrap_or_default();
+        load_document(source, value, locations, &mut manifests);
+    }
+    manifests
+}
+
+/// The parser's message without its own `line N column M:` prefix and source snippet.
+fn yaml_message(error: &serde_saphyr::Error) -> String {
+    let rendered = error.without_snippet().to_string();
+    let first = rendered.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let message = match message.split_once(": ") {
+        Some((prefix, rest)) if prefix.starts_with("line ") && prefix.contains(" column ") => rest,
+        _ => message,
+    };
+    format!("invalid YAML: {message}")
+}
+
+fn file_error(source: &str, position: Position, message: &str) -> Manifests {
+    Manifests {
+        diagnostics: vec![Diagnostic {
+            severity: Severity::Error,
+            source: source.to_owned(),
+            position,
+            path: None,
+            message: message.to_owned(),
+        }],
+        ..Manifests::default()
+    }
+}
+
+/// The document's kind, as far as loading is concerned.
+enum DocumentKind {
+    Job(JobKind),
+    LegacyTFJob,
+    ConfigMap,
+    Secret,
+}
+
+const SUPPORTED: &str = "trainctl runs kubeflow.org/v1 TFJob, PyTorchJob, XGBoostJob, PaddleJob, \
+                         JAXJob and MPIJob (v1 ConfigMaps and Secrets may accompany a job)";
+
+fn document_kind(value: &Value) -> Result<DocumentKind, Issue> {
+    let Some(object) = value.as_object() else {
+        return Err(Issue::error(
+            FieldPath::root(),
+            format!(
+                "expected a mapping with `apiVersion` and `kind`, found {}",
+                json_type(value)
+            ),
+        ));
+    };
+    let text = |field: &str| object.get(field).and_then(Value::as_str);
+    let (Some(api_version), Some(kind)) = (text("apiVersion"), text("kind")) else {
+        let missing = if text("apiVersion").is_none() {
+            "apiVersion"
+        } else {
+            "kind"
+        };
+        return Err(Issue::error(
+            FieldPath::fields(missing),
+            format!("missing or not a string; {SUPPORTED}"),
+        ));
+    };
+    match (api_version, kind) {
+        (crate::API_VERSION, kind) => JobKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == kind)
+            .map(DocumentKind::Job)
+            .ok_or_else(|| {
+                Issue::error(
+                    FieldPath::fields("kind"),
+                    format!("`{kind}` is not a kubeflow.org/v1 kind; {SUPPORTED}"),
+                )
+            }),
+        ("kubeflow.org/v1alpha1", "TFJob") => Ok(DocumentKind::LegacyTFJob),
+        ("v1", "ConfigMap") => Ok(DocumentKind::ConfigMap),
+        ("v1", "Secret") => Ok(DocumentKind::Secret),
+        (api_version, kind) => Err(Issue::error(
+            FieldPath::fields("kind"),
+            format!("`{kind}` ({api_version}) is not a training job; {SUPPORTED}"),
+        )),
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Turns issues found in one document into located diagnostics.
+struct Reporter<'a> {
+    source: &'a str,
+    locations: &'a LocationIndex,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Reporter<'_> {
+    fn issue(&mut self, issue: Issue) {
+        let position = self.locations.locate(&issue.path);
+        self.push(issue, position);
+    }
+
+    /// A field no type knows: point at its key, which is what is misspelt.
+    fn unknown_field(&mut self, path: FieldPath) {
+        let position = self.locations.locate_key(&path);
+        self.push(
+            Issue::warning(path, "unknown field, ignored (check its spelling)"),
+            position,
+        );
+    }
+
+    fn push(&mut self, issue: Issue, position: Position) {
+        self.diagnostics.push(Diagnostic {
+            severity: issue.severity,
+            source: self.source.to_owned(),
+            position,
+            path: (!issue.path.is_root()).then_some(issue.path),
+            message: issue.message,
+        });
+    }
+
+    /// Deserializes `value` as `T`, reporting unknown fields, or the type error.
+    fn typed<T: DeserializeOwned>(&mut self, value: &Value) -> Option<T> {
+        match typed::deserialize::<T>(value) {
+            Ok((object, unknown)) => {
+                // The generated root types read `apiVersion` and `kind` without keeping them.
+                let known_root = |path: &FieldPath| matches!(path.segments(), [Segment::Field(f)] if f == "apiVersion" || f == "kind");
+                for path in unknown.into_iter().filter(|p| !known_root(p)) {
+                    self.unknown_field(path);
+                }
+                Some(object)
+            }
+            Err(error) => {
+                self.issue(Issue::error(error.path, error.message));
+                None
+            }
+        }
+    }
+}
+
+fn load_document(source: &str, value: Value, locations: LocationIndex, out: &mut Manifests) {
+    let mut reporter = Reporter {
+        source,
+        locations: &locations,
+        diagnostics: Vec::new(),
+    };
+    let job = load_job(value, &mut reporter, &mut out.companions);
+    let diagnostics = reporter.diagnostics;
+    let valid = diagnostics.iter().all(|d| d.severity != Severity::Error);
+    out.diagnostics.extend(diagnostics);
+    if let Some(job) = job.filter(|_| valid) {
+        out.jobs.push(LoadedJob {
+            job,
+            source: source.to_owned(),
+            locations,
+        });
+    }
+}
+
+/// Reads one document: a job (converted, defaulted and validated) or a companion object.
+fn load_job(
+    value: Value,
+    reporter: &mut Reporter<'_>,
+    companions: &mut Vec<Companion>,
+) -> Option<TrainingJob> {
+    let kind = match document_kind(&value) {
+        Ok(kind) => kind,
+        Err(issue) => {
+            reporter.issue(issue);
+            return None;
+        }
+    };
+    let (value, kind) = match kind {
+        DocumentKind::Job(kind) => (value, kind),
+        DocumentKind::LegacyTFJob => match v1alpha1::convert(&value) {
+            Ok((converted, issues)) => {
+                issues.into_iter().for_each(|issue| reporter.issue(issue));
+                (converted, JobKind::TFJob)
+            }
+            Err(issues) => {
+                issues.into_iter().for_each(|issue| reporter.issue(issue));
+                return None;
+            }
+        },
+        DocumentKind::ConfigMap => {
+            companions.extend(reporter.typed(&value).map(Companion::ConfigMap));
+            return None;
+        }
+        DocumentKind::Secret => {
+            companions.extend(reporter.typed(&value).map(Companion::Secret));
+            return None;
+        }
+    };
+    let mut job = match kind {
+        JobKind::TFJob => reporter
+            .typed::<tensorflow::TFJob>(&value)
+            .map(TrainingJob::TF),
+        JobKind::PyTorchJob => reporter
+            .typed::<pytorch::PyTorchJob>(&value)
+            .map(TrainingJob::PyTorch),
+        JobKind::XGBoostJob => reporter
+            .typed::<xgboost::XGBoostJob>(&value)
+            .map(TrainingJob::XGBoost),
+        JobKind::PaddleJob => reporter
+            .typed::<paddle::PaddleJob>(&value)
+            .map(TrainingJob::Paddle),
+        JobKind::JAXJob => reporter.typed::<jax::JAXJob>(&value).map(TrainingJob::Jax),
+        JobKind::MPIJob => reporter.typed::<mpi::MPIJob>(&value).map(TrainingJob::Mpi),
+    }?;
+    defaults::apply(&mut job);
+    validation::validate(&job)
+        .into_iter()
+        .for_each(|issue| reporter.issue(issue));
+    Some(job)
+}

@@ -1,0 +1,132 @@
+//! `status`: conditions and per-replica-type counts, shared by every job kind.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::replica::ReplicaType;
+
+/// The observed state of a job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatus {
+    /// Conditions, newest last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<JobCondition>,
+    /// Counts per replica type.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(with = "BTreeMap<String, ReplicaStatus>")]
+    pub replica_statuses: BTreeMap<ReplicaType, ReplicaStatus>,
+    /// When the job was first reconciled while not suspended (reset on resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    /// When the job succeeded or failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<Time>,
+    /// When the job was last reconciled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reconcile_time: Option<Time>,
+}
+
+/// One condition of a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobCondition {
+    /// The condition type.
+    #[serde(rename = "type")]
+    pub type_: JobConditionType,
+    /// `True`, `False` or `Unknown`.
+    pub status: ConditionStatus,
+    /// A machine-readable reason in CamelCase (`TFJobRunning`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// A human-readable message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// When the condition was last updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<Time>,
+    /// When the condition last changed status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// The type of a job condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum JobConditionType {
+    /// The job was accepted and its objects are being created.
+    Created,
+    /// Every replica is running (or the job is otherwise progressing).
+    Running,
+    /// Some replicas are being restarted.
+    Restarting,
+    /// The job finished successfully (absorbing).
+    Succeeded,
+    /// The job failed (absorbing).
+    Failed,
+    /// The job is suspended.
+    Suspended,
+}
+
+/// Status of a condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum ConditionStatus {
+    /// The condition holds.
+    True,
+    /// The condition does not hold.
+    False,
+    /// Not known.
+    Unknown,
+}
+
+/// Counts of one replica type's pods.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaStatus {
+    /// Running or pending pods.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub active: i32,
+    /// Pods that succeeded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub succeeded: i32,
+    /// Pods that failed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: i32,
+    /// Deprecated label selector, kept for compatibility.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<LabelSelector>,
+    /// The label selector of this type's pods, as a string (the scale subresource reads it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub selector: String,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &i32) -> bool {
+    *n == 0
+}
+
+impl JobStatus {
+    /// The condition of the given type, if any.
+    #[must_use]
+    pub fn condition(&self, type_: JobConditionType) -> Option<&JobCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+
+    /// Whether a condition of the given type is `True`.
+    #[must_use]
+    pub fn is_true(&self, type_: JobConditionType) -> bool {
+        self.condition(type_)
+            .is_some_and(|c| c.status == ConditionStatus::True)
+    }
+
+    /// Whether the job has succeeded or failed.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.is_true(JobConditionType::Succeeded) || self.is_true(JobConditionType::Failed)
+    }
+}

@@ -1,0 +1,463 @@
+//! Validation (SPEC §2): every problem of a defaulted job, each with its field path and what is
+//! expected. Collects all errors instead of stopping at the first.
+
+use crate::field_path::FieldPath;
+use crate::job::TrainingJob;
+use crate::kind::JobKind;
+use crate::replica::{ReplicaSpec, ReplicaType};
+use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
+
+/// The most replicas one replica type may ask for. `TF_CONFIG` grows with the square of the job
+/// size; past this a job is a typo, not a cluster.
+pub const MAX_REPLICAS_PER_TYPE: i32 = 10_000;
+
+/// The longest name of a Service (a DNS-1035 label).
+const MAX_SERVICE_NAME: usize = 63;
+
+/// How serious an issue is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The job is rejected.
+    Error,
+    /// The job is accepted; the user should look.
+    Warning,
+}
+
+/// One problem with a job, at a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issue {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The field concerned.
+    pub path: FieldPath,
+    /// What is wrong and what is expected.
+    pub message: String,
+}
+
+impl Issue {
+    /// An error at `path`.
+    pub fn error(path: FieldPath, message: impl Into<String>) -> Issue {
+        Issue {
+            severity: Severity::Error,
+            path,
+            message: message.into(),
+        }
+    }
+
+    /// A warning at `path`.
+    pub fn warning(path: FieldPath, message: impl Into<String>) -> Issue {
+        Issue {
+            severity: Severity::Warning,
+            path,
+            message: message.into(),
+        }
+    }
+}
+
+/// Validates a defaulted job.
+#[must_use]
+pub fn validate(job: &TrainingJob) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    validate_metadata(job, &mut issues);
+    validate_replica_specs(job, &mut issues);
+    validate_run_policy(job, &mut issues);
+    match job {
+        TrainingJob::TF(_) => validate_tensorflow(job, &mut issues),
+        TrainingJob::PyTorch(pytorch) => {
+            validate_single_master(job, &mut issues);
+            validate_pytorch(job, &pytorch.spec, &mut issues);
+        }
+        TrainingJob::XGBoost(_) => {
+            require_type(job, &ReplicaType::Master, &mut issues);
+            validate_single_master(job, &mut issues);
+        }
+        TrainingJob::Paddle(paddle) => {
+            if let Some(elastic) = &paddle.spec.elastic_policy {
+                validate_min_max(
+                    &FieldPath::fields("spec.elasticPolicy"),
+                    elastic.min_replicas,
+                    elastic.max_replicas,
+                    &mut issues,
+                );
+            }
+        }
+        TrainingJob::Jax(_) => {}
+        TrainingJob::Mpi(mpi) => {
+            validate_mpi_launcher(job, &mut issues);
+            if let Some(slots) = mpi.spec.slots_per_worker
+                && slots < 1
+            {
+                issues.push(Issue::error(
+                    FieldPath::fields("spec.slotsPerWorker"),
+                    format!("is {slots}: expected at least 1"),
+                ));
+            }
+        }
+    }
+    issues
+}
+
+fn replica_specs_path(kind: JobKind) -> FieldPath {
+    FieldPath::fields("spec").field(kind.replica_specs_field())
+}
+
+fn replica_path(kind: JobKind, replica_type: &ReplicaType) -> FieldPath {
+    replica_specs_path(kind).key(replica_type.as_str())
+}
+
+/// `metadata.name` is a DNS-1035 label, and so is every Service name derived from it.
+fn validate_metadata(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    let name = job.name();
+    let path = FieldPath::fields("metadata.name");
+    if name.is_empty() {
+        issues.push(Issue::error(
+            path,
+            "is required: a lowercase name such as `mnist` (a DNS-1035 label)",
+        ));
+        return;
+    }
+    if let Err(problem) = dns_label(name, true) {
+        issues.push(Issue::error(
+            path.clone(),
+            format!(
+                "`{name}` is not a valid name: {problem} (a DNS-1035 label: lowercase letters, \
+                 digits and `-`, starting with a letter, at most 63 characters)"
+            ),
+        ));
+        return;
+    }
+    if let Some(namespace) = job.metadata().namespace.as_deref()
+        && let Err(problem) = dns_label(namespace, false)
+    {
+        issues.push(Issue::error(
+            FieldPath::fields("metadata.namespace"),
+            format!("`{namespace}` is not a valid namespace: {problem}"),
+        ));
+    }
+    // Pods and Services are named `<job>-<type>-<index>`; Services must stay a DNS label.
+    let longest = job
+        .replica_specs()
+        .iter()
+        .filter(|(_, spec)| spec.replicas_or_default() > 0)
+        .map(|(replica_type, spec)| {
+            let last = (spec.replicas_or_default() - 1).max(0);
+            format!("{name}-{}-{last}", replica_type.lowercase())
+        })
+        .max_by_key(String::len);
+    if let Some(longest) = longest
+        && longest.len() > MAX_SERVICE_NAME
+    {
+        issues.push(Issue::error(
+            path,
+            format!(
+                "`{name}` is too long: the replica name `{longest}` has {} characters, and \
+                 Service names are limited to {MAX_SERVICE_NAME}; shorten the job name",
+                longest.len()
+            ),
+        ));
+    }
+}
+
+/// Checks a DNS label: lowercase alphanumerics and `-`, alphanumeric at both ends, ≤ 63 chars;
+/// a DNS-1035 label must also start with a letter.
+fn dns_label(name: &str, dns1035: bool) -> Result<(), String> {
+    if name.len() > MAX_SERVICE_NAME {
+        return Err(format!(
+            "{} characters, the limit is {MAX_SERVICE_NAME}",
+            name.len()
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Err(format!("`{bad}` is not allowed"));
+    }
+    let first = name.chars().next().unwrap_or('-');
+    if dns1035 && !first.is_ascii_lowercase() {
+        return Err("it must start with a lowercase letter".into());
+    }
+    if first == '-' || name.ends_with('-') {
+        return Err("it must start and end with a letter or digit".into());
+    }
+    Ok(())
+}
+
+fn validate_replica_specs(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    let kind = job.kind();
+    let specs = job.replica_specs();
+    let allowed = kind.replica_types();
+    let allowed_list = allowed
+        .iter()
+        .map(ReplicaType::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if specs.is_empty() {
+        issues.push(Issue::error(
+            replica_specs_path(kind),
+            format!("is empty: a {kind} needs at least one replica type ({allowed_list})"),
+        ));
+    }
+    for (replica_type, spec) in specs.iter() {
+        let path = replica_path(kind, replica_type);
+        if !allowed.contains(replica_type) {
+            issues.push(Issue::error(
+                path.clone(),
+                format!(
+                    "`{replica_type}` is not a {kind} replica type: expected one of {allowed_list}"
+                ),
+            ));
+        }
+        validate_replicas(kind, replica_type, spec, &path, issues);
+        validate_template(kind, spec, &path, issues);
+    }
+}
+
+fn validate_replicas(
+    kind: JobKind,
+    replica_type: &ReplicaType,
+    spec: &ReplicaSpec,
+    path: &FieldPath,
+    issues: &mut Vec<Issue>,
+) {
+    let Some(replicas) = spec.replicas else {
+        return;
+    };
+    let path = path.field("replicas");
+    if replicas < 0 {
+        issues.push(Issue::error(
+            path,
+            format!("is {replicas}: expected 0 or more"),
+        ));
+    } else if replicas > MAX_REPLICAS_PER_TYPE {
+        issues.push(Issue::error(
+            path,
+            format!(
+                "is {replicas}: at most {MAX_REPLICAS_PER_TYPE} replicas per type are supported"
+            ),
+        ));
+    } else if replicas == 0 && kind == JobKind::PyTorchJob && *replica_type == ReplicaType::Worker {
+        issues.push(Issue::error(
+            path,
+            "is 0: a PyTorchJob Worker needs at least 1 replica",
+        ));
+    }
+}
+
+fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues: &mut Vec<Issue>) {
+    let pod_path = path.field("template").field("spec");
+    let containers = spec
+        .template
+        .spec
+        .as_ref()
+        .map(|pod| pod.containers.as_slice())
+        .unwrap_or_default();
+    if containers.is_empty() {
+        let expected = kind.default_container().map_or_else(
+            || "at least one container".to_owned(),
+            |name| format!("a container named `{name}`"),
+        );
+        issues.push(Issue::error(
+            pod_path.field("containers"),
+            format!("is empty: expected {expected}"),
+        ));
+        return;
+    }
+    for (i, container) in containers.iter().enumerate() {
+        let container_path = pod_path.field("containers").index(i);
+        if container.name.is_empty() {
+            issues.push(Issue::error(container_path.field("name"), "is required"));
+        }
+        if container.image.as_deref().is_none_or(str::is_empty) {
+            issues.push(Issue::error(
+                container_path.field("image"),
+                "is required: the container image (locally it is not pulled, but the operator needs it)",
+            ));
+        }
+        for (p, port) in container.ports.iter().flatten().enumerate() {
+            if !(1..=65_535).contains(&port.container_port) {
+                issues.push(Issue::error(
+                    container_path
+                        .field("ports")
+                        .index(p)
+                        .field("containerPort"),
+                    format!(
+                        "is {}: expected a port number from 1 to 65535",
+                        port.container_port
+                    ),
+                ));
+            }
+        }
+    }
+    // An unnamed container is reported above; naming it may be the fix.
+    let all_named = containers.iter().all(|c| !c.name.is_empty());
+    if let Some(name) = kind.default_container()
+        && all_named
+        && !containers.iter().any(|c| c.name == name)
+    {
+        let names = containers
+            .iter()
+            .map(|c| format!("`{}`", c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        issues.push(Issue::error(
+            pod_path.field("containers"),
+            format!("no container is named `{name}` (found {names}): a {kind} runs the framework in the container named `{name}`"),
+        ));
+    }
+}
+
+fn validate_run_policy(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    let policy = job.run_policy();
+    let path = FieldPath::fields("spec.runPolicy");
+    let non_negative = [
+        ("backoffLimit", policy.backoff_limit.map(i64::from)),
+        (
+            "ttlSecondsAfterFinished",
+            policy.ttl_seconds_after_finished.map(i64::from),
+        ),
+    ];
+    for (field, value) in non_negative {
+        if let Some(value) = value
+            && value < 0
+        {
+            issues.push(Issue::error(
+                path.field(field),
+                format!("is {value}: expected 0 or more"),
+            ));
+        }
+    }
+    if let Some(deadline) = policy.active_deadline_seconds
+        && deadline < 1
+    {
+        issues.push(Issue::error(
+            path.field("activeDeadlineSeconds"),
+            format!("is {deadline}: expected a positive number of seconds"),
+        ));
+    }
+    if let Some(scheduling) = &policy.scheduling_policy {
+        let scheduling_path = path.field("schedulingPolicy");
+        for (field, value) in [
+            ("minAvailable", scheduling.min_available),
+            (
+                "scheduleTimeoutSeconds",
+                scheduling.schedule_timeout_seconds,
+            ),
+        ] {
+            if let Some(value) = value
+                && value < 0
+            {
+                issues.push(Issue::error(
+                    scheduling_path.field(field),
+                    format!("is {value}: expected 0 or more"),
+                ));
+            }
+        }
+    }
+    if let Some(managed_by) = policy.managed_by.as_deref()
+        && ![MANAGED_BY_TRAINING_OPERATOR, MANAGED_BY_MULTIKUEUE].contains(&managed_by)
+    {
+        issues.push(Issue::error(
+            path.field("managedBy"),
+            format!(
+                "`{managed_by}` is not supported: expected `{MANAGED_BY_TRAINING_OPERATOR}` or \
+                 `{MANAGED_BY_MULTIKUEUE}`"
+            ),
+        ));
+    }
+}
+
+fn require_type(job: &TrainingJob, replica_type: &ReplicaType, issues: &mut Vec<Issue>) {
+    let kind = job.kind();
+    if !job.replica_specs().contains_key(replica_type) {
+        issues.push(Issue::error(
+            replica_specs_path(kind),
+            format!("has no `{replica_type}`: a {kind} requires one"),
+        ));
+    }
+}
+
+/// PyTorch and XGBoost: `Master.replicas` is 1 (unset means 1, by defaulting).
+fn validate_single_master(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    let kind = job.kind();
+    if let Some(master) = job.replica_specs().get(&ReplicaType::Master) {
+        let replicas = master.replicas_or_default();
+        if replicas != 1 {
+            issues.push(Issue::error(
+                replica_path(kind, &ReplicaType::Master).field("replicas"),
+                format!("is {replicas}: a {kind} has exactly 1 Master"),
+            ));
+        }
+    }
+}
+
+/// TF: at most one of Chief and Master.
+fn validate_tensorflow(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    let specs = job.replica_specs();
+    if specs.contains_key(&ReplicaType::Chief) && specs.contains_key(&ReplicaType::Master) {
+        issues.push(Issue::error(
+            replica_specs_path(JobKind::TFJob),
+            "has both `Chief` and `Master`: a TFJob has at most one of them (they are the same role)",
+        ));
+    }
+}
+
+fn validate_pytorch(
+    job: &TrainingJob,
+    spec: &crate::pytorch::PyTorchJobSpec,
+    issues: &mut Vec<Issue>,
+) {
+    let Some(elastic) = &spec.elastic_policy else {
+        return;
+    };
+    let path = FieldPath::fields("spec.elasticPolicy");
+    require_type(job, &ReplicaType::Worker, issues);
+    if elastic.n_proc_per_node.is_some() {
+        if spec.nproc_per_node.is_some() {
+            issues.push(Issue::error(
+                path.field("nProcPerNode"),
+                "must not be used with `spec.nprocPerNode`: keep only `spec.nprocPerNode`",
+            ));
+        } else {
+            issues.push(Issue::warning(
+                path.field("nProcPerNode"),
+                "is deprecated: use `spec.nprocPerNode`",
+            ));
+        }
+    }
+    validate_min_max(&path, elastic.min_replicas, elastic.max_replicas, issues);
+}
+
+fn validate_min_max(path: &FieldPath, min: Option<i32>, max: Option<i32>, issues: &mut Vec<Issue>) {
+    if let Some(min) = min
+        && min < 1
+    {
+        issues.push(Issue::error(
+            path.field("minReplicas"),
+            format!("is {min}: expected at least 1"),
+        ));
+    }
+    if let (Some(min), Some(max)) = (min, max)
+        && min > max
+    {
+        issues.push(Issue::error(
+            path.field("maxReplicas"),
+            format!("is {max}, below minReplicas ({min}): expected minReplicas ≤ maxReplicas"),
+        ));
+    }
+}
+
+/// MPI: exactly one Launcher.
+fn validate_mpi_launcher(job: &TrainingJob, issues: &mut Vec<Issue>) {
+    match job.replica_specs().get(&ReplicaType::Launcher) {
+        None => require_type(job, &ReplicaType::Launcher, issues),
+        Some(launcher) if launcher.replicas_or_default() != 1 => issues.push(Issue::error(
+            replica_path(JobKind::MPIJob, &ReplicaType::Launcher).field("replicas"),
+            format!(
+                "is {}: an MPIJob has exactly 1 Launcher",
+                launcher.replicas_or_default()
+            ),
+        )),
+        Some(_) => {}
+    }
+}
