@@ -388,11 +388,15 @@ fn load_job(
         DocumentKind::Job(kind) => (value, kind),
         DocumentKind::LegacyTFJob => match v1alpha1::convert(&value) {
             Ok((converted, issues)) => {
-                issues.into_iter().for_each(|issue| reporter.issue(issue));
+                for issue in issues {
+                    reporter.issue(issue);
+                }
                 (converted, JobKind::TFJob)
             }
             Err(issues) => {
-                issues.into_iter().for_each(|issue| reporter.issue(issue));
+                for issue in issues {
+                    reporter.issue(issue);
+                }
                 return None;
             }
         },
@@ -422,8 +426,8 @@ fn load_job(
         JobKind::MPIJob => reporter.typed::<mpi::MPIJob>(&value).map(TrainingJob::Mpi),
     }?;
     defaults::apply(&mut job);
-    validation::validate(&job)
-        .into_iter()
-        .for_each(|issue| reporter.issue(issue));
+    for issue in validation::validate(&job) {
+        reporter.issue(issue);
+    }
     Some(job)
 }

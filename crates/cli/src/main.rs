@@ -1,0 +1,23 @@
+//! `trainctl`: run Kubeflow `kubeflow.org/v1` training jobs (TFJob, PyTorchJob, ...) on this machine,
+//! on a local control plane, or on Kubernetes. This binary is thin: it parses, calls the crates,
+//! prints.
+
+mod cli;
+mod commands;
+mod diagnostics;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Helpers shared by the CLI's integration tests: run the real binary, capture everything.
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of these helpers"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// What a `trainctl` invocation did.
+pub struct Run {
+    /// Exit code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `trainctl` with `args`.
+pub fn trainctl(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+        .args(args)
+        .env_remove("CUSTOM_CLUSTER_DOMAIN")
+        .output()
+        .expect("the trainctl binary runs");
+    into_run(&output)
+}
+
+fn into_run(output: &Output) -> Run {
+    let run = Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "trainctl panicked:\n{}",
+        run.stderr
+    );
+    run
+}
+
+/// `../shared/fixtures` beside the repository.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+/// This crate's `tests/` directory.
+pub fn tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+/// Every manifest fixture (seeds and upstream examples, not the CRDs), sorted.
+pub fn fixture_manifests() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in ["seeds", "upstream"] {
+        for entry in std::fs::read_dir(fixtures().join(dir)).expect("fixtures exist") {
+            let path = entry.expect("readable fixture dir").path();
+            if path.extension().is_some_and(|e| e == "yaml") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}

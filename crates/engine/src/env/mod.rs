@@ -1,0 +1,99 @@
+//! The environment injected into replicas (SPEC §4), one module per framework.
+//!
+//! Injected variables are appended after the user's own env. Each framework decides which
+//! containers receive them: TF only the first container named `tensorflow`, MPI the launcher's
+//! first container, the others every (non-init) container.
+
+pub mod jax;
+pub mod mpi;
+pub mod paddle;
+pub mod pytorch;
+pub mod tensorflow;
+pub mod xgboost;
+
+use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec};
+use trainctl_api::{ReplicaType, TrainingJob};
+
+use crate::addressing::Addressing;
+
+/// `PYTHONUNBUFFERED=1`, which every Python framework except TF gets so logs are not held back.
+pub const PYTHONUNBUFFERED: &str = "PYTHONUNBUFFERED";
+
+/// An env var with a literal value.
+#[must_use]
+pub fn var(name: &str, value: impl Into<String>) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value: Some(value.into()),
+        value_from: None,
+    }
+}
+
+/// Appends the framework environment of replica slot `(replica_type, index)` to the containers of
+/// `pod` that receive it.
+pub fn inject(
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    index: i32,
+    addressing: &Addressing,
+    pod: &mut PodSpec,
+) {
+    match job {
+        TrainingJob::TF(_) => append_to_first_named(
+            pod,
+            tensorflow::CONTAINER,
+            &tensorflow::env_vars(job, replica_type, index, addressing),
+        ),
+        TrainingJob::PyTorch(_) => {
+            append_to_all(
+                pod,
+                &pytorch::env_vars(job, replica_type, index, addressing),
+            );
+        }
+        TrainingJob::XGBoost(_) => {
+            append_to_all(
+                pod,
+                &xgboost::env_vars(job, replica_type, index, addressing),
+            );
+        }
+        TrainingJob::Paddle(_) => {
+            append_to_all(pod, &paddle::env_vars(job, replica_type, index, addressing));
+        }
+        TrainingJob::Jax(_) => {
+            append_to_all(pod, &jax::env_vars(job, replica_type, index, addressing));
+        }
+        TrainingJob::Mpi(_) => {
+            if *replica_type == ReplicaType::Launcher
+                && let Some(container) = pod.containers.first_mut()
+            {
+                let vars =
+                    mpi::launcher_env_vars(job, container.env.as_deref().unwrap_or_default());
+                append(container, &vars);
+            }
+        }
+    }
+}
+
+/// Appends `vars` to a container's env (an untouched container keeps an absent env absent).
+fn append(container: &mut Container, vars: &[EnvVar]) {
+    if !vars.is_empty() {
+        container
+            .env
+            .get_or_insert_with(Vec::new)
+            .extend_from_slice(vars);
+    }
+}
+
+/// Appends `vars` to every container (init containers excluded).
+fn append_to_all(pod: &mut PodSpec, vars: &[EnvVar]) {
+    for container in &mut pod.containers {
+        append(container, vars);
+    }
+}
+
+/// Appends `vars` to the first container named `name`, if any.
+fn append_to_first_named(pod: &mut PodSpec, name: &str, vars: &[EnvVar]) {
+    if let Some(container) = pod.containers.iter_mut().find(|c| c.name == name) {
+        append(container, vars);
+    }
+}

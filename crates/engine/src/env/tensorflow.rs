@@ -1,0 +1,464 @@
+//! TensorFlow: `TF_CONFIG`, byte-identical to the Kubeflow operator's `json.Marshal` output.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::EnvVar;
+use serde::Serialize;
+use trainctl_api::{ReplicaType, TrainingJob};
+
+use super::var;
+use crate::addressing::{Addressing, slot_port};
+
+/// The container that receives `TF_CONFIG` (the first one with this name).
+pub const CONTAINER: &str = "tensorflow";
+/// The variable TensorFlow reads its cluster from.
+pub const TF_CONFIG: &str = "TF_CONFIG";
+
+/// The replica types counted to decide whether a job is distributed.
+const TF_TYPES: [ReplicaType; 5] = [
+    ReplicaType::Chief,
+    ReplicaType::Evaluator,
+    ReplicaType::Master,
+    ReplicaType::PS,
+    ReplicaType::Worker,
+];
+
+/// The dense `TF_CONFIG`; field order is the JSON key order.
+#[derive(Serialize)]
+struct TfConfig<'a> {
+    /// Lowercase replica type to its addresses; a `BTreeMap`, so keys are sorted like Go's.
+    cluster: BTreeMap<String, Vec<String>>,
+    task: Task<'a>,
+    environment: &'static str,
+}
+
+/// The sparse `TF_CONFIG` of `enableDynamicWorker`: no `environment`.
+#[derive(Serialize)]
+struct SparseTfConfig<'a> {
+    /// Upstream's JSON key is `sparseCluster`, kept for byte-identical output.
+    #[serde(rename = "sparseCluster")]
+    cluster: SparseCluster,
+    task: Task<'a>,
+}
+
+/// A worker sees only itself and the parameter servers; a PS only itself.
+#[derive(Serialize)]
+struct SparseCluster {
+    /// Worker index to address (serialized with the index as a string key, like Go).
+    worker: BTreeMap<i32, String>,
+    ps: Vec<String>,
+}
+
+/// This replica's own entry.
+#[derive(Serialize)]
+struct Task<'a> {
+    #[serde(rename = "type")]
+    replica_type: &'a str,
+    index: i32,
+}
+
+/// Whether a TFJob is distributed: its TF replicas do not add up to exactly one.
+#[must_use]
+pub fn is_distributed(job: &TrainingJob) -> bool {
+    let specs = job.replica_specs();
+    let total: i64 = TF_TYPES
+        .iter()
+        .filter_map(|replica_type| specs.get(replica_type))
+        .map(|spec| i64::from(spec.replicas_or_default()))
+        .sum();
+    total != 1
+}
+
+/// The cluster map: every replica type of the job (lowercase) to `<address>:<port>` per index.
+#[must_use]
+pub fn cluster_spec(job: &TrainingJob, addressing: &Addressing) -> BTreeMap<String, Vec<String>> {
+    job.replica_specs()
+        .iter()
+        .map(|(replica_type, spec)| {
+            let endpoints = (0..spec.replicas_or_default())
+                .map(|index| endpoint(job, addressing, replica_type, index))
+                .collect();
+            (replica_type.lowercase(), endpoints)
+        })
+        .collect()
+}
+
+/// `<host>:<port>` of one replica slot, with the qualified host.
+fn endpoint(
+    job: &TrainingJob,
+    addressing: &Addressing,
+    replica_type: &ReplicaType,
+    index: i32,
+) -> String {
+    let host = addressing.host(job, replica_type, index, true);
+    let port = slot_port(job, addressing, replica_type, index);
+    format!("{host}:{port}")
+}
+
+/// The `TF_CONFIG` of replica slot `(replica_type, index)`, or `None` when the job is not
+/// distributed (a single TF replica gets no `TF_CONFIG` at all).
+///
+/// # Panics
+///
+/// Never: the JSON holds only strings, integers and string-keyed maps, which always serialize.
+#[must_use]
+pub fn tf_config(
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    index: i32,
+    addressing: &Addressing,
+) -> Option<String> {
+    if !is_distributed(job) {
+        return None;
+    }
+    let lowercase = replica_type.lowercase();
+    let task = Task {
+        replica_type: &lowercase,
+        index,
+    };
+    let dynamic_workers =
+        matches!(job, TrainingJob::TF(tf) if tf.spec.enable_dynamic_worker == Some(true));
+    let json = if dynamic_workers {
+        let mut cluster = SparseCluster {
+            worker: BTreeMap::new(),
+            ps: Vec::new(),
+        };
+        match replica_type {
+            ReplicaType::PS => cluster
+                .ps
+                .push(endpoint(job, addressing, replica_type, index)),
+            ReplicaType::Worker => {
+                // Upstream copies the job's `ps` list, which is Go's nil slice (`"ps":null`) when
+                // the job has no PS at all. We always write a list: `"ps":[]` for no PS.
+                cluster.ps = cluster_spec(job, addressing)
+                    .remove("ps")
+                    .unwrap_or_default();
+                cluster
+                    .worker
+                    .insert(index, endpoint(job, addressing, replica_type, index));
+            }
+            _ => {}
+        }
+        serde_json::to_string(&SparseTfConfig { cluster, task })
+    } else {
+        serde_json::to_string(&TfConfig {
+            cluster: cluster_spec(job, addressing),
+            task,
+            environment: "cloud",
+        })
+    };
+    Some(json.expect("TF_CONFIG holds only strings, integers and string-keyed maps"))
+}
+
+/// `TF_CONFIG` for replica slot `(replica_type, index)`; empty when the job is not distributed.
+#[must_use]
+pub fn env_vars(
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    index: i32,
+    addressing: &Addressing,
+) -> Vec<EnvVar> {
+    tf_config(job, replica_type, index, addressing)
+        .map(|config| var(TF_CONFIG, config))
+        .into_iter()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{BuildOptions, build_pod};
+    use crate::test_jobs::{container_env, containers, load_job};
+
+    const FULL_JOB: &str = r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    PS:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Chief:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Evaluator:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+";
+
+    fn dynamic(yaml: &str) -> String {
+        yaml.replace(
+            "spec:\n  tfReplicaSpecs:",
+            "spec:\n  enableDynamicWorker: true\n  tfReplicaSpecs:",
+        )
+    }
+
+    fn config(job: &TrainingJob, replica_type: &ReplicaType, index: i32) -> String {
+        tf_config(job, replica_type, index, &Addressing::default()).expect("job is distributed")
+    }
+
+    #[test]
+    fn tf_config_lists_every_replica_type_sorted() {
+        let job = load_job(FULL_JOB);
+        assert_eq!(
+            config(&job, &ReplicaType::Worker, 1),
+            r#"{"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"],"worker":["j-worker-0.ns.svc:2222","j-worker-1.ns.svc:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}"#
+        );
+    }
+
+    #[test]
+    fn tf_config_task_is_lowercase_type_and_index() {
+        let job = load_job(FULL_JOB);
+        assert_eq!(
+            config(&job, &ReplicaType::PS, 1),
+            r#"{"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"],"worker":["j-worker-0.ns.svc:2222","j-worker-1.ns.svc:2222"]},"task":{"type":"ps","index":1},"environment":"cloud"}"#
+        );
+        assert_eq!(
+            config(&job, &ReplicaType::Chief, 0),
+            r#"{"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"],"worker":["j-worker-0.ns.svc:2222","j-worker-1.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}"#
+        );
+        assert_eq!(
+            config(&job, &ReplicaType::Evaluator, 0),
+            r#"{"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"],"worker":["j-worker-0.ns.svc:2222","j-worker-1.ns.svc:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"}"#
+        );
+    }
+
+    #[test]
+    fn tf_config_lists_master_like_any_type() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    Master:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Worker:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        assert_eq!(
+            config(&job, &ReplicaType::Master, 0),
+            r#"{"cluster":{"master":["j-master-0.ns.svc:2222"],"worker":["j-worker-0.ns.svc:2222"]},"task":{"type":"master","index":0},"environment":"cloud"}"#
+        );
+    }
+
+    #[test]
+    fn tf_config_uses_each_types_tfjob_port() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j}
+spec:
+  tfReplicaSpecs:
+    PS:
+      template:
+        spec:
+          containers:
+          - {name: tensorflow, image: tf, ports: [{name: tfjob-port, containerPort: 3000}]}
+    Worker:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        assert_eq!(
+            config(&job, &ReplicaType::Worker, 0),
+            r#"{"cluster":{"ps":["j-ps-0.default.svc:3000"],"worker":["j-worker-0.default.svc:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}"#
+        );
+    }
+
+    #[test]
+    fn tf_config_with_cluster_domain() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        let addressing = Addressing::Cluster {
+            cluster_domain: Some("cluster.local".into()),
+        };
+        assert_eq!(
+            tf_config(&job, &ReplicaType::Worker, 0, &addressing).as_deref(),
+            Some(
+                r#"{"cluster":{"worker":["j-worker-0.ns.svc.cluster.local:2222","j-worker-1.ns.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}"#
+            )
+        );
+    }
+
+    #[test]
+    fn tf_config_with_loopback_addresses() {
+        let job = load_job(FULL_JOB);
+        let ports = [
+            ((ReplicaType::Chief, 0), 40_000),
+            ((ReplicaType::Evaluator, 0), 40_001),
+            ((ReplicaType::PS, 0), 40_002),
+            ((ReplicaType::PS, 1), 40_003),
+            ((ReplicaType::Worker, 0), 40_004),
+            ((ReplicaType::Worker, 1), 40_005),
+        ];
+        let addressing = Addressing::Loopback {
+            ports: ports.into_iter().collect(),
+        };
+        assert_eq!(
+            tf_config(&job, &ReplicaType::PS, 0, &addressing).as_deref(),
+            Some(
+                r#"{"cluster":{"chief":["127.0.0.1:40000"],"evaluator":["127.0.0.1:40001"],"ps":["127.0.0.1:40002","127.0.0.1:40003"],"worker":["127.0.0.1:40004","127.0.0.1:40005"]},"task":{"type":"ps","index":0},"environment":"cloud"}"#
+            )
+        );
+    }
+
+    #[test]
+    fn tf_config_replica_type_with_zero_replicas_is_an_empty_list() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 0
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        assert!(
+            config(&job, &ReplicaType::Worker, 0).starts_with(r#"{"cluster":{"ps":[],"worker":["#)
+        );
+    }
+
+    #[test]
+    fn tf_config_not_injected_for_single_replica() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        assert!(!is_distributed(&job));
+        let pod = build_pod(&job, &ReplicaType::Worker, 0, &BuildOptions::default())
+            .expect("Worker exists");
+        assert_eq!(containers(&pod)[0].env, None);
+    }
+
+    #[test]
+    fn tf_config_only_in_first_container_named_tensorflow() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: sidecar, image: s}
+          - {name: tensorflow, image: tf, env: [{name: USER_VAR, value: x}]}
+",
+        );
+        let pod = build_pod(&job, &ReplicaType::Worker, 0, &BuildOptions::default())
+            .expect("Worker exists");
+        assert_eq!(containers(&pod)[0].env, None);
+        let env = container_env(&pod, "tensorflow");
+        assert_eq!(env.len(), 2);
+        assert_eq!(
+            env[0],
+            ("USER_VAR".to_owned(), "x".to_owned()),
+            "user env comes first"
+        );
+        assert_eq!(env[1].0, "TF_CONFIG");
+        assert_eq!(env[1].1, config(&job, &ReplicaType::Worker, 0));
+    }
+
+    const DYNAMIC_NO_PS: &str = r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: j, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+";
+
+    #[test]
+    fn sparse_tf_config_worker_sees_itself_and_every_ps() {
+        let job = load_job(&dynamic(FULL_JOB));
+        assert_eq!(
+            config(&job, &ReplicaType::Worker, 1),
+            r#"{"sparseCluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"]},"task":{"type":"worker","index":1}}"#
+        );
+    }
+
+    #[test]
+    fn sparse_tf_config_ps_sees_only_itself() {
+        let job = load_job(&dynamic(FULL_JOB));
+        assert_eq!(
+            config(&job, &ReplicaType::PS, 1),
+            r#"{"sparseCluster":{"worker":{},"ps":["j-ps-1.ns.svc:2222"]},"task":{"type":"ps","index":1}}"#
+        );
+    }
+
+    #[test]
+    fn sparse_tf_config_other_types_see_nothing() {
+        let job = load_job(&dynamic(FULL_JOB));
+        assert_eq!(
+            config(&job, &ReplicaType::Chief, 0),
+            r#"{"sparseCluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}"#
+        );
+        assert_eq!(
+            config(&job, &ReplicaType::Evaluator, 0),
+            r#"{"sparseCluster":{"worker":{},"ps":[]},"task":{"type":"evaluator","index":0}}"#
+        );
+    }
+
+    #[test]
+    fn sparse_tf_config_worker_without_ps_gets_empty_ps_list() {
+        let job = load_job(&dynamic(DYNAMIC_NO_PS));
+        assert_eq!(
+            config(&job, &ReplicaType::Worker, 0),
+            r#"{"sparseCluster":{"worker":{"0":"j-worker-0.ns.svc:2222"},"ps":[]},"task":{"type":"worker","index":0}}"#
+        );
+    }
+
+    #[test]
+    fn sparse_tf_config_with_loopback_addresses() {
+        let job = load_job(&dynamic(FULL_JOB));
+        let addressing = Addressing::Loopback {
+            ports: [
+                ((ReplicaType::Worker, 0), 40_100),
+                ((ReplicaType::PS, 0), 40_200),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        assert_eq!(
+            tf_config(&job, &ReplicaType::Worker, 0, &addressing).as_deref(),
+            Some(
+                r#"{"sparseCluster":{"worker":{"0":"127.0.0.1:40100"},"ps":["127.0.0.1:40200","127.0.0.1:2222"]},"task":{"type":"worker","index":0}}"#
+            )
+        );
+    }
+}

@@ -1,0 +1,21 @@
+//! The pure decision engine of trainctl.
+//!
+//! Given a defaulted, validated job, this crate decides which Kubernetes objects stand for it
+//! (SPEC §3) and what environment each replica gets (SPEC §4). Everything here is synchronous,
+//! deterministic and free of I/O: the local runtime and the Kubernetes operator both call it and
+//! only differ in the [`addressing::Addressing`] they pass.
+
+pub mod addressing;
+pub mod env;
+pub mod naming;
+pub mod objects;
+pub mod podgroup;
+
+mod quantity;
+
+#[cfg(test)]
+mod test_jobs;
+
+pub use addressing::Addressing;
+pub use objects::{BuildOptions, JobObjects, build_objects, build_pod, build_service};
+pub use podgroup::PodGroup;

@@ -1,0 +1,145 @@
+//! The Kubernetes objects that stand for a job (SPEC §3): a pod and a headless service per
+//! replica slot, the PodGroup under gang scheduling, and MPI's ConfigMap and launcher RBAC.
+//!
+//! Pure and deterministic: the same job and options always give the same objects, in the same
+//! order (replica types in canonical order, indices ascending).
+
+pub mod mpi;
+mod pod;
+mod service;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use trainctl_api::{ReplicaType, TrainingJob};
+
+use crate::addressing::Addressing;
+use crate::podgroup::{self, GangScheduler, PodGroup};
+
+pub use pod::{build_pod, pod_restart_policy};
+pub use service::build_service;
+
+/// The image of the PyTorch `init-pytorch` container unless the operator says otherwise.
+pub const DEFAULT_PYTORCH_INIT_IMAGE: &str = "alpine:3.10";
+/// How many times `init-pytorch` looks the master up (2 s apart) unless the operator says otherwise.
+pub const DEFAULT_PYTORCH_INIT_MAX_TRIES: u32 = 100;
+/// The image of MPI's `kubectl-delivery` init container unless the operator says otherwise.
+pub const DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE: &str = "kubeflow/kubectl-delivery:latest";
+
+/// What the runtime decides about the objects, beyond the job itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// How replicas reach each other.
+    pub addressing: Addressing,
+    /// The gang scheduler (`--gang-scheduler-name`): `volcano`, another scheduler's name for
+    /// scheduler-plugins, or `None` (or empty) for no gang scheduling.
+    pub gang_scheduler: Option<String>,
+    /// Image of PyTorch's `init-pytorch` container.
+    pub pytorch_init_image: String,
+    /// Lookups `init-pytorch` makes before giving up.
+    pub pytorch_init_max_tries: u32,
+    /// Image of MPI's `kubectl-delivery` init container (it copies `kubectl` for `kubexec.sh`).
+    pub mpi_kubectl_delivery_image: String,
+}
+
+impl Default for BuildOptions {
+    /// Cluster addressing without a cluster domain, no gang scheduling, upstream's images.
+    fn default() -> Self {
+        BuildOptions {
+            addressing: Addressing::default(),
+            gang_scheduler: None,
+            pytorch_init_image: DEFAULT_PYTORCH_INIT_IMAGE.to_owned(),
+            pytorch_init_max_tries: DEFAULT_PYTORCH_INIT_MAX_TRIES,
+            mpi_kubectl_delivery_image: DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE.to_owned(),
+        }
+    }
+}
+
+impl BuildOptions {
+    /// The gang scheduler in use, if any.
+    #[must_use]
+    pub fn gang_scheduler(&self) -> Option<GangScheduler> {
+        self.gang_scheduler
+            .as_deref()
+            .and_then(GangScheduler::from_name)
+    }
+}
+
+/// Every object a job stands for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobObjects {
+    /// One pod per replica slot.
+    pub pods: Vec<Pod>,
+    /// One headless service per replica slot (none for MPI).
+    pub services: Vec<Service>,
+    /// The PodGroup, under gang scheduling.
+    pub pod_group: Option<PodGroup>,
+    /// MPI: `<job>-config` with the hostfile, `kubexec.sh` and `discover_hosts.sh`.
+    pub config_maps: Vec<ConfigMap>,
+    /// MPI: the launcher's service account (to be created only if absent).
+    pub service_accounts: Vec<ServiceAccount>,
+    /// MPI: the launcher's role (`kubectl exec` into the workers).
+    pub roles: Vec<Role>,
+    /// MPI: the binding of that role to the launcher's service account.
+    pub role_bindings: Vec<RoleBinding>,
+}
+
+/// Every replica slot of a job: `(type, index)` for each type in canonical order and each index
+/// below its replica count.
+#[must_use]
+pub fn replica_slots(job: &TrainingJob) -> Vec<(ReplicaType, i32)> {
+    job.replica_specs()
+        .iter()
+        .flat_map(|(replica_type, spec)| {
+            (0..spec.replicas_or_default()).map(move |index| (replica_type.clone(), index))
+        })
+        .collect()
+}
+
+/// Every object of `job`.
+#[must_use]
+pub fn build_objects(job: &TrainingJob, options: &BuildOptions) -> JobObjects {
+    let slots = replica_slots(job);
+    let mut objects = JobObjects {
+        pods: slots
+            .iter()
+            .filter_map(|(replica_type, index)| build_pod(job, replica_type, *index, options))
+            .collect(),
+        services: slots
+            .iter()
+            .filter_map(|(replica_type, index)| build_service(job, replica_type, *index))
+            .collect(),
+        pod_group: options
+            .gang_scheduler()
+            .map(|scheduler| podgroup::build_pod_group(job, &scheduler)),
+        ..JobObjects::default()
+    };
+    if let TrainingJob::Mpi(_) = job {
+        objects
+            .config_maps
+            .push(mpi::config_map(job, &options.addressing));
+        objects
+            .service_accounts
+            .push(mpi::launcher_service_account(job));
+        objects.roles.push(mpi::launcher_role(job));
+        objects.role_bindings.push(mpi::launcher_role_binding(job));
+    }
+    objects
+}
+
+/// The controller owner reference every object of the job carries, so that Kubernetes deletes
+/// them with the job (no finalizers needed).
+#[must_use]
+pub fn owner_reference(job: &TrainingJob) -> OwnerReference {
+    OwnerReference {
+        api_version: trainctl_api::API_VERSION.to_owned(),
+        kind: job.kind().as_str().to_owned(),
+        name: job.name().to_owned(),
+        uid: job.metadata().uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+#[cfg(test)]
+mod tests;
