@@ -17,7 +17,8 @@ pub fn run(args: &CrdArgs) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for kind in JobKind::ALL {
         let path = dir.join(format!("{}_{}.yaml", trainctl_api::GROUP, kind.plural()));
-        let text = output::render(&trainctl_api::crd::crd(kind), Format::Yaml)?;
+        let mut text = Vec::new();
+        output::write(&mut text, &trainctl_api::crd::crd(kind), Format::Yaml)?;
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
     }

@@ -2,11 +2,14 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
-use serde_json::{Value, json};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
+use serde::Serialize;
 use trainctl_api::manifest::Manifests;
 use trainctl_engine::addressing::Addressing;
 use trainctl_engine::objects::{BuildOptions, JobObjects, build_objects};
+use trainctl_engine::podgroup::PodGroup;
 
 use crate::cli::RenderArgs;
 use crate::diagnostics::{self, EXIT_INVALID};
@@ -40,38 +43,59 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         gang_scheduler: args.gang_scheduler.clone().filter(|s| !s.is_empty()),
         ..BuildOptions::default()
     };
-    let mut items: Vec<Value> = Vec::new();
-    for loaded in &manifests.jobs {
-        let objects = build_objects(&loaded.job, &options);
-        list_items(&objects, &mut items).context("cannot serialize the objects")?;
-    }
-    let list = json!({
-        "apiVersion": "v1",
-        "kind": "List",
-        "metadata": { "resourceVersion": "" },
-        "items": items,
-    });
-    print!("{}", output::render(&list, args.output)?);
+    let objects: Vec<JobObjects> = manifests
+        .jobs
+        .iter()
+        .map(|loaded| build_objects(&loaded.job, &options))
+        .collect();
+    output::print(&List::of(&objects), args.output)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Appends a job's objects in creation order: PodGroup, RBAC and ConfigMaps (MPI), Services,
-/// Pods.
-fn list_items(objects: &JobObjects, items: &mut Vec<Value>) -> serde_json::Result<()> {
-    if let Some(pod_group) = &objects.pod_group {
-        items.push(serde_json::to_value(pod_group)?);
-    }
-    append(items, &objects.service_accounts)?;
-    append(items, &objects.roles)?;
-    append(items, &objects.role_bindings)?;
-    append(items, &objects.config_maps)?;
-    append(items, &objects.services)?;
-    append(items, &objects.pods)
+/// A Kubernetes `v1` `List`, as `kubectl get -o yaml` prints several objects.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct List<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: ListMeta,
+    items: Vec<Item<'a>>,
 }
 
-fn append<T: serde::Serialize>(items: &mut Vec<Value>, objects: &[T]) -> serde_json::Result<()> {
-    for object in objects {
-        items.push(serde_json::to_value(object)?);
+/// One object of the list; each serializes with its own `apiVersion` and `kind`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    PodGroup(&'a PodGroup),
+    ServiceAccount(&'a ServiceAccount),
+    Role(&'a Role),
+    RoleBinding(&'a RoleBinding),
+    ConfigMap(&'a ConfigMap),
+    Service(&'a Service),
+    Pod(&'a Pod),
+}
+
+impl<'a> List<'a> {
+    /// Every job's objects in creation order: PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
+    fn of(jobs: &'a [JobObjects]) -> List<'a> {
+        let mut items = Vec::new();
+        for objects in jobs {
+            items.extend(objects.pod_group.iter().map(Item::PodGroup));
+            items.extend(objects.service_accounts.iter().map(Item::ServiceAccount));
+            items.extend(objects.roles.iter().map(Item::Role));
+            items.extend(objects.role_bindings.iter().map(Item::RoleBinding));
+            items.extend(objects.config_maps.iter().map(Item::ConfigMap));
+            items.extend(objects.services.iter().map(Item::Service));
+            items.extend(objects.pods.iter().map(Item::Pod));
+        }
+        List {
+            api_version: "v1",
+            kind: "List",
+            metadata: ListMeta {
+                resource_version: Some(String::new()),
+                ..ListMeta::default()
+            },
+            items,
+        }
     }
-    Ok(())
 }

@@ -29,46 +29,66 @@ pub fn var(name: &str, value: impl Into<String>) -> EnvVar {
     }
 }
 
-/// Appends the framework environment of replica slot `(replica_type, index)` to the containers of
-/// `pod` that receive it.
-pub fn inject(
-    job: &TrainingJob,
-    replica_type: &ReplicaType,
-    index: i32,
-    addressing: &Addressing,
-    pod: &mut PodSpec,
-) {
-    match job {
-        TrainingJob::TF(_) => append_to_first_named(
-            pod,
-            tensorflow::CONTAINER,
-            &tensorflow::env_vars(job, replica_type, index, addressing),
-        ),
-        TrainingJob::PyTorch(_) => {
-            append_to_all(
+/// What the replicas of one job share in their environment, computed once per job (TF's
+/// cluster map is the same for every replica and the costly part of `TF_CONFIG`).
+#[derive(Debug, Clone)]
+pub struct JobEnv<'a> {
+    job: &'a TrainingJob,
+    addressing: &'a Addressing,
+    tf_cluster: Option<tensorflow::ClusterConfig>,
+}
+
+impl<'a> JobEnv<'a> {
+    /// Prepares the environment of `job`'s replicas under `addressing`.
+    #[must_use]
+    pub fn new(job: &'a TrainingJob, addressing: &'a Addressing) -> JobEnv<'a> {
+        let tf_cluster = match job {
+            TrainingJob::TF(_) => tensorflow::ClusterConfig::new(job, addressing),
+            _ => None,
+        };
+        JobEnv {
+            job,
+            addressing,
+            tf_cluster,
+        }
+    }
+
+    /// Appends the framework environment of replica slot `(replica_type, index)` to the
+    /// containers of `pod` that receive it.
+    pub fn inject(&self, replica_type: &ReplicaType, index: i32, pod: &mut PodSpec) {
+        let (job, addressing) = (self.job, self.addressing);
+        match job {
+            TrainingJob::TF(_) => append_to_first_named(
                 pod,
-                &pytorch::env_vars(job, replica_type, index, addressing),
-            );
-        }
-        TrainingJob::XGBoost(_) => {
-            append_to_all(
-                pod,
-                &xgboost::env_vars(job, replica_type, index, addressing),
-            );
-        }
-        TrainingJob::Paddle(_) => {
-            append_to_all(pod, &paddle::env_vars(job, replica_type, index, addressing));
-        }
-        TrainingJob::Jax(_) => {
-            append_to_all(pod, &jax::env_vars(job, replica_type, index, addressing));
-        }
-        TrainingJob::Mpi(_) => {
-            if *replica_type == ReplicaType::Launcher
-                && let Some(container) = pod.containers.first_mut()
-            {
-                let vars =
-                    mpi::launcher_env_vars(job, container.env.as_deref().unwrap_or_default());
-                append(container, &vars);
+                tensorflow::CONTAINER,
+                &tensorflow::env_vars(self.tf_cluster.as_ref(), replica_type, index),
+            ),
+            TrainingJob::PyTorch(_) => {
+                append_to_all(
+                    pod,
+                    &pytorch::env_vars(job, replica_type, index, addressing),
+                );
+            }
+            TrainingJob::XGBoost(_) => {
+                append_to_all(
+                    pod,
+                    &xgboost::env_vars(job, replica_type, index, addressing),
+                );
+            }
+            TrainingJob::Paddle(_) => {
+                append_to_all(pod, &paddle::env_vars(job, replica_type, index, addressing));
+            }
+            TrainingJob::Jax(_) => {
+                append_to_all(pod, &jax::env_vars(job, replica_type, index, addressing));
+            }
+            TrainingJob::Mpi(_) => {
+                if *replica_type == ReplicaType::Launcher
+                    && let Some(container) = pod.containers.first_mut()
+                {
+                    let vars =
+                        mpi::launcher_env_vars(job, container.env.as_deref().unwrap_or_default());
+                    append(container, &vars);
+                }
             }
         }
     }

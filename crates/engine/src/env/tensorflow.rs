@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::EnvVar;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use trainctl_api::{ReplicaType, TrainingJob};
 
 use super::var;
@@ -26,8 +27,8 @@ const TF_TYPES: [ReplicaType; 5] = [
 /// The dense `TF_CONFIG`; field order is the JSON key order.
 #[derive(Serialize)]
 struct TfConfig<'a> {
-    /// Lowercase replica type to its addresses; a `BTreeMap`, so keys are sorted like Go's.
-    cluster: BTreeMap<String, Vec<String>>,
+    /// Lowercase replica type to its addresses, serialized once per job (sorted keys, like Go).
+    cluster: &'a RawValue,
     task: Task<'a>,
     environment: &'static str,
 }
@@ -37,16 +38,16 @@ struct TfConfig<'a> {
 struct SparseTfConfig<'a> {
     /// Upstream's JSON key is `sparseCluster`, kept for byte-identical output.
     #[serde(rename = "sparseCluster")]
-    cluster: SparseCluster,
+    cluster: SparseCluster<'a>,
     task: Task<'a>,
 }
 
 /// A worker sees only itself and the parameter servers; a PS only itself.
 #[derive(Serialize)]
-struct SparseCluster {
+struct SparseCluster<'a> {
     /// Worker index to address (serialized with the index as a string key, like Go).
-    worker: BTreeMap<i32, String>,
-    ps: Vec<String>,
+    worker: BTreeMap<i32, &'a str>,
+    ps: &'a [String],
 }
 
 /// This replica's own entry.
@@ -95,12 +96,84 @@ fn endpoint(
     format!("{host}:{port}")
 }
 
+/// What every replica's `TF_CONFIG` shares, computed once per job: the cluster map, and its
+/// serialized form. Every `TF_CONFIG` lists the whole cluster, so building the map per replica
+/// would cost the square of the job size.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    cluster: BTreeMap<String, Vec<String>>,
+    serialized: Box<RawValue>,
+    dynamic_workers: bool,
+}
+
+impl ClusterConfig {
+    /// The shared part of a job's `TF_CONFIG`, or `None` when the job is not distributed (a
+    /// single TF replica gets no `TF_CONFIG` at all).
+    #[must_use]
+    pub fn new(job: &TrainingJob, addressing: &Addressing) -> Option<ClusterConfig> {
+        if !is_distributed(job) {
+            return None;
+        }
+        let cluster = cluster_spec(job, addressing);
+        let serialized = serde_json::value::to_raw_value(&cluster)
+            .expect("a map of strings to string lists serializes");
+        let dynamic_workers =
+            matches!(job, TrainingJob::TF(tf) if tf.spec.enable_dynamic_worker == Some(true));
+        Some(ClusterConfig {
+            cluster,
+            serialized,
+            dynamic_workers,
+        })
+    }
+
+    /// The `TF_CONFIG` of replica slot `(replica_type, index)`.
+    #[must_use]
+    pub fn tf_config(&self, replica_type: &ReplicaType, index: i32) -> String {
+        let lowercase = replica_type.lowercase();
+        let task = Task {
+            replica_type: &lowercase,
+            index,
+        };
+        let json = if self.dynamic_workers {
+            let own = self.own(&lowercase, index);
+            let mut cluster = SparseCluster {
+                worker: BTreeMap::new(),
+                ps: &[],
+            };
+            match replica_type {
+                ReplicaType::PS => cluster.ps = std::slice::from_ref(own),
+                ReplicaType::Worker => {
+                    // Upstream copies the job's `ps` list, which is Go's nil slice
+                    // (`"ps":null`) when the job has no PS at all. We always write a list:
+                    // `"ps":[]` for no PS.
+                    cluster.ps = self.cluster.get("ps").map_or(&[], Vec::as_slice);
+                    cluster.worker.insert(index, own.as_str());
+                }
+                _ => {}
+            }
+            serde_json::to_string(&SparseTfConfig { cluster, task })
+        } else {
+            serde_json::to_string(&TfConfig {
+                cluster: &self.serialized,
+                task,
+                environment: "cloud",
+            })
+        };
+        json.expect("TF_CONFIG holds only strings, integers and string-keyed maps")
+    }
+
+    /// The address of slot `(type, index)` as listed in the cluster map.
+    fn own(&self, lowercase_type: &str, index: i32) -> &String {
+        static MISSING: String = String::new();
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.cluster.get(lowercase_type)?.get(i))
+            .unwrap_or(&MISSING)
+    }
+}
+
 /// The `TF_CONFIG` of replica slot `(replica_type, index)`, or `None` when the job is not
-/// distributed (a single TF replica gets no `TF_CONFIG` at all).
-///
-/// # Panics
-///
-/// Never: the JSON holds only strings, integers and string-keyed maps, which always serialize.
+/// distributed. Builds the cluster map: for many replicas, build a [`ClusterConfig`] once.
 #[must_use]
 pub fn tf_config(
     job: &TrainingJob,
@@ -108,58 +181,18 @@ pub fn tf_config(
     index: i32,
     addressing: &Addressing,
 ) -> Option<String> {
-    if !is_distributed(job) {
-        return None;
-    }
-    let lowercase = replica_type.lowercase();
-    let task = Task {
-        replica_type: &lowercase,
-        index,
-    };
-    let dynamic_workers =
-        matches!(job, TrainingJob::TF(tf) if tf.spec.enable_dynamic_worker == Some(true));
-    let json = if dynamic_workers {
-        let mut cluster = SparseCluster {
-            worker: BTreeMap::new(),
-            ps: Vec::new(),
-        };
-        match replica_type {
-            ReplicaType::PS => cluster
-                .ps
-                .push(endpoint(job, addressing, replica_type, index)),
-            ReplicaType::Worker => {
-                // Upstream copies the job's `ps` list, which is Go's nil slice (`"ps":null`) when
-                // the job has no PS at all. We always write a list: `"ps":[]` for no PS.
-                cluster.ps = cluster_spec(job, addressing)
-                    .remove("ps")
-                    .unwrap_or_default();
-                cluster
-                    .worker
-                    .insert(index, endpoint(job, addressing, replica_type, index));
-            }
-            _ => {}
-        }
-        serde_json::to_string(&SparseTfConfig { cluster, task })
-    } else {
-        serde_json::to_string(&TfConfig {
-            cluster: cluster_spec(job, addressing),
-            task,
-            environment: "cloud",
-        })
-    };
-    Some(json.expect("TF_CONFIG holds only strings, integers and string-keyed maps"))
+    ClusterConfig::new(job, addressing).map(|cluster| cluster.tf_config(replica_type, index))
 }
 
 /// `TF_CONFIG` for replica slot `(replica_type, index)`; empty when the job is not distributed.
 #[must_use]
 pub fn env_vars(
-    job: &TrainingJob,
+    cluster: Option<&ClusterConfig>,
     replica_type: &ReplicaType,
     index: i32,
-    addressing: &Addressing,
 ) -> Vec<EnvVar> {
-    tf_config(job, replica_type, index, addressing)
-        .map(|config| var(TF_CONFIG, config))
+    cluster
+        .map(|cluster| var(TF_CONFIG, cluster.tf_config(replica_type, index)))
         .into_iter()
         .collect()
 }

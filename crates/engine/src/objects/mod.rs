@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use trainctl_api::{ReplicaType, TrainingJob};
 
 use crate::addressing::Addressing;
+use crate::env::JobEnv;
 use crate::podgroup::{self, GangScheduler, PodGroup};
 
 pub use pod::{build_pod, pod_restart_policy};
@@ -100,10 +101,13 @@ pub fn replica_slots(job: &TrainingJob) -> Vec<(ReplicaType, i32)> {
 #[must_use]
 pub fn build_objects(job: &TrainingJob, options: &BuildOptions) -> JobObjects {
     let slots = replica_slots(job);
+    let job_env = JobEnv::new(job, &options.addressing);
     let mut objects = JobObjects {
         pods: slots
             .iter()
-            .filter_map(|(replica_type, index)| build_pod(job, replica_type, *index, options))
+            .filter_map(|(replica_type, index)| {
+                pod::build_pod_with(&job_env, job, replica_type, *index, options)
+            })
             .collect(),
         services: slots
             .iter()

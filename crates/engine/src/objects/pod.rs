@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, RestartPolicy, TrainingJob};
 
 use super::{BuildOptions, mpi, owner_reference};
-use crate::env::{self, pytorch};
+use crate::env::{JobEnv, pytorch};
 use crate::naming::{pod_labels, replica_name};
 use crate::podgroup;
 
@@ -16,6 +16,24 @@ use crate::podgroup;
 /// finalizers, and its whole spec, to which the framework env is appended.
 #[must_use]
 pub fn build_pod(
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    index: i32,
+    options: &BuildOptions,
+) -> Option<Pod> {
+    build_pod_with(
+        &JobEnv::new(job, &options.addressing),
+        job,
+        replica_type,
+        index,
+        options,
+    )
+}
+
+/// [`build_pod`] with the job's shared environment already prepared (one [`JobEnv`] serves
+/// every pod of the job).
+pub(super) fn build_pod_with(
+    job_env: &JobEnv<'_>,
     job: &TrainingJob,
     replica_type: &ReplicaType,
     index: i32,
@@ -36,7 +54,7 @@ pub fn build_pod(
         ..ObjectMeta::default()
     };
 
-    env::inject(job, replica_type, index, &options.addressing, &mut spec);
+    job_env.inject(replica_type, index, &mut spec);
     // Locally the master's address always resolves: waiting for DNS is Kubernetes-only plumbing.
     if !options.addressing.is_loopback() && pytorch::needs_init_container(job, replica_type) {
         spec.init_containers
