@@ -109,6 +109,10 @@ pub struct ClusterConfig {
 impl ClusterConfig {
     /// The shared part of a job's `TF_CONFIG`, or `None` when the job is not distributed (a
     /// single TF replica gets no `TF_CONFIG` at all).
+    ///
+    /// # Panics
+    ///
+    /// Never: a map of strings to string lists always serializes.
     #[must_use]
     pub fn new(job: &TrainingJob, addressing: &Addressing) -> Option<ClusterConfig> {
         if !is_distributed(job) {
@@ -127,6 +131,10 @@ impl ClusterConfig {
     }
 
     /// The `TF_CONFIG` of replica slot `(replica_type, index)`.
+    ///
+    /// # Panics
+    ///
+    /// Never: `TF_CONFIG` holds only strings, integers and string-keyed maps.
     #[must_use]
     pub fn tf_config(&self, replica_type: &ReplicaType, index: i32) -> String {
         let lowercase = replica_type.lowercase();
