@@ -12,7 +12,7 @@ use crate::cli::Format;
 pub fn write<T: Serialize, W: Write>(out: &mut W, value: &T, format: Format) -> anyhow::Result<()> {
     match format {
         Format::Yaml => {
-            serde_saphyr::to_io_writer(&mut *out, value).context("cannot write YAML")?
+            serde_saphyr::to_io_writer(&mut *out, value).context("cannot write YAML")?;
         }
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, value).context("cannot write JSON")?;
