@@ -148,6 +148,20 @@ fn unknown_fields_are_warnings_with_their_path() {
 }
 
 #[test]
+fn standard_input_is_read_with_a_dash() {
+    let yaml = "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata:\n  name: piped\nspec:\n  jaxReplicaSpecs:\n    Worker:\n      replicas: -1\n      template: {spec: {containers: [{name: jax, image: jax}]}}\n";
+    let run = common::trainctl_with_stdin(&["validate", "-f", "-"], yaml);
+    assert_eq!(run.code, Some(2));
+    assert_eq!(
+        run.stderr,
+        "-:8:17: spec.jaxReplicaSpecs[Worker].replicas: is -1: expected 0 or more\n1 error\n"
+    );
+    let run = common::trainctl_with_stdin(&["validate", "-f", "-"], &yaml.replace("-1", "2"));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, "-: JAXJob default/piped is valid\n");
+}
+
+#[test]
 fn empty_and_comment_only_files_are_rejected() {
     let dir = tempdir();
     for (name, text) in [

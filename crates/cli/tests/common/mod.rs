@@ -28,6 +28,27 @@ pub fn trainctl(args: &[&str]) -> Run {
     into_run(&output)
 }
 
+/// Runs `trainctl` with `args`, writing `input` to its standard input.
+pub fn trainctl_with_stdin(args: &[&str], input: &str) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+        .args(args)
+        .env_remove("CUSTOM_CLUSTER_DOMAIN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the trainctl binary runs");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    into_run(&child.wait_with_output().expect("trainctl finishes"))
+}
+
 fn into_run(output: &Output) -> Run {
     let run = Run {
         code: output.status.code(),
