@@ -1,7 +1,8 @@
 //! The pure decision engine of trainctl.
 //!
 //! Given a defaulted, validated job, this crate decides which Kubernetes objects stand for it
-//! (SPEC §3) and what environment each replica gets (SPEC §4). Everything here is synchronous,
+//! (SPEC §3), what environment each replica gets (SPEC §4), and, from what was observed of its
+//! replicas, what to do next ([`reconcile()`], SPEC §5–§7). Everything here is synchronous,
 //! deterministic and free of I/O: the local runtime and the Kubernetes operator both call it and
 //! only differ in the [`addressing::Addressing`] they pass.
 
@@ -10,6 +11,7 @@ pub mod env;
 pub mod naming;
 pub mod objects;
 pub mod podgroup;
+pub mod reconcile;
 
 mod quantity;
 
@@ -19,3 +21,4 @@ mod test_jobs;
 pub use addressing::Addressing;
 pub use objects::{BuildOptions, JobObjects, build_objects, build_pod, build_service};
 pub use podgroup::PodGroup;
+pub use reconcile::{Observed, ObservedReplica, Plan, PodPhase, ReplicaSlot, reconcile};

@@ -1,0 +1,252 @@
+//! The exact words of conditions and events (SPEC §5, §7): reasons `<Kind><Type>` and the
+//! upstream messages, kind by kind. Users' scripts match these strings; change none lightly.
+
+use trainctl_api::{JobConditionType, JobKind, ReplicaType, TrainingJob};
+
+/// The words of one job's conditions and events.
+pub(crate) struct Wording<'a> {
+    kind: JobKind,
+    name: &'a str,
+    namespace: &'a str,
+    /// PyTorch and Paddle word their messages differently when a Master decides.
+    has_master: bool,
+}
+
+impl<'a> Wording<'a> {
+    /// The words for `job`.
+    pub(crate) fn new(job: &'a TrainingJob) -> Self {
+        Wording {
+            kind: job.kind(),
+            name: job.name(),
+            namespace: job.namespace(),
+            has_master: job.replica_specs().contains_key(&ReplicaType::Master),
+        }
+    }
+
+    /// `<Kind><Type>`, e.g. `TFJobRunning`, `MPIJobFailed`.
+    pub(crate) fn reason(&self, type_: JobConditionType) -> String {
+        let type_ = match type_ {
+            JobConditionType::Created => "Created",
+            JobConditionType::Running => "Running",
+            JobConditionType::Restarting => "Restarting",
+            JobConditionType::Succeeded => "Succeeded",
+            JobConditionType::Failed => "Failed",
+            JobConditionType::Suspended => "Suspended",
+        };
+        format!("{}{type_}", self.kind)
+    }
+
+    /// `<Kind>Resumed`.
+    pub(crate) fn resumed_reason(&self) -> String {
+        format!("{}Resumed", self.kind)
+    }
+
+    /// `<Kind>Pending`: the reason of the event that says why replicas cannot start.
+    pub(crate) fn pending_reason(&self) -> String {
+        format!("{}Pending", self.kind)
+    }
+
+    /// `TFJob mnist is created.`
+    pub(crate) fn created(&self) -> String {
+        format!("{} {} is created.", self.kind, self.name)
+    }
+
+    /// The Running message, as each upstream controller words it.
+    pub(crate) fn running(&self) -> String {
+        let Wording {
+            kind,
+            name,
+            namespace,
+            ..
+        } = self;
+        match kind {
+            JobKind::TFJob | JobKind::JAXJob => format!("{kind} {namespace}/{name} is running."),
+            JobKind::PyTorchJob | JobKind::PaddleJob if !self.has_master => {
+                format!("{kind} {namespace}/{name} is running.")
+            }
+            JobKind::PyTorchJob | JobKind::PaddleJob | JobKind::XGBoostJob | JobKind::MPIJob => {
+                format!("{kind} {name} is running.")
+            }
+        }
+    }
+
+    /// The Succeeded message, as each upstream controller words it.
+    pub(crate) fn succeeded(&self) -> String {
+        let Wording {
+            kind,
+            name,
+            namespace,
+            ..
+        } = self;
+        match kind {
+            JobKind::TFJob | JobKind::JAXJob => {
+                format!("{kind} {namespace}/{name} successfully completed.")
+            }
+            JobKind::PyTorchJob | JobKind::PaddleJob if !self.has_master => {
+                format!("{kind} {namespace}/{name} successfully completed.")
+            }
+            JobKind::PyTorchJob | JobKind::PaddleJob | JobKind::XGBoostJob | JobKind::MPIJob => {
+                format!("{kind} {name} is successfully completed.")
+            }
+        }
+    }
+
+    /// The Failed message when `count` replicas of `replica_type` failed for good.
+    pub(crate) fn replicas_failed(&self, count: usize, replica_type: &ReplicaType) -> String {
+        let Wording {
+            kind,
+            name,
+            namespace,
+            ..
+        } = self;
+        match kind {
+            JobKind::TFJob => format!(
+                "{kind} {namespace}/{name} has failed because {count} {replica_type} replica(s) \
+                 failed."
+            ),
+            _ => {
+                format!("{kind} {name} is failed because {count} {replica_type} replica(s) failed.")
+            }
+        }
+    }
+
+    /// The Restarting message when `count` replicas of `replica_type` are re-created.
+    pub(crate) fn restarting(&self, count: usize, replica_type: &ReplicaType) -> String {
+        format!(
+            "{} {} is restarting because {count} {replica_type} replica(s) failed.",
+            self.kind, self.name
+        )
+    }
+
+    /// The Failed message of a job past its `backoffLimit`.
+    pub(crate) fn backoff_limit_reached(&self) -> String {
+        format!(
+            "Job {} has failed because it has reached the specified backoff limit",
+            self.name
+        )
+    }
+
+    /// The Failed message of a job past its `activeDeadlineSeconds`.
+    pub(crate) fn deadline_exceeded(&self) -> String {
+        format!(
+            "Job {} has failed because it was active longer than specified deadline",
+            self.name
+        )
+    }
+
+    /// `TFJob mnist is suspended.`
+    pub(crate) fn suspended(&self) -> String {
+        format!("{} {} is suspended.", self.kind, self.name)
+    }
+
+    /// `TFJob mnist is resumed.`
+    pub(crate) fn resumed(&self) -> String {
+        format!("{} {} is resumed.", self.kind, self.name)
+    }
+
+    /// The Created message while replicas cannot start: why, in plain words.
+    pub(crate) fn created_pending(&self, why: &str) -> String {
+        format!("{} Pending: {why}.", self.created())
+    }
+
+    /// `Pod: ml.mnist-worker-0 exited with code 137`.
+    pub(crate) fn exited_with_code(&self, pod_name: &str, code: i32) -> String {
+        format!("Pod: {}.{pod_name} exited with code {code}", self.namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::scenario::job;
+
+    #[test]
+    fn messages_are_worded_as_upstream_per_kind() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "TFJob Worker=1",
+                "TFJob ml/mnist is running.",
+                "TFJob ml/mnist successfully completed.",
+                "TFJob ml/mnist has failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "PyTorchJob Master=1 Worker=1",
+                "PyTorchJob mnist is running.",
+                "PyTorchJob mnist is successfully completed.",
+                "PyTorchJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "PyTorchJob Worker=1",
+                "PyTorchJob ml/mnist is running.",
+                "PyTorchJob ml/mnist successfully completed.",
+                "PyTorchJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "PaddleJob Worker=1",
+                "PaddleJob ml/mnist is running.",
+                "PaddleJob ml/mnist successfully completed.",
+                "PaddleJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "XGBoostJob Master=1 Worker=1",
+                "XGBoostJob mnist is running.",
+                "XGBoostJob mnist is successfully completed.",
+                "XGBoostJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "JAXJob Worker=1",
+                "JAXJob ml/mnist is running.",
+                "JAXJob ml/mnist successfully completed.",
+                "JAXJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+            (
+                "MPIJob Launcher=1 Worker=1",
+                "MPIJob mnist is running.",
+                "MPIJob mnist is successfully completed.",
+                "MPIJob mnist is failed because 2 Worker replica(s) failed.",
+            ),
+        ];
+        for (shape, running, succeeded, failed) in cases {
+            let job = job(shape);
+            let kind = job.kind();
+            let words = Wording::new(&job);
+            assert_eq!(words.running(), *running, "{shape}");
+            assert_eq!(words.succeeded(), *succeeded, "{shape}");
+            assert_eq!(
+                words.replicas_failed(2, &ReplicaType::Worker),
+                *failed,
+                "{shape}"
+            );
+            assert_eq!(words.created(), format!("{kind} mnist is created."));
+            assert_eq!(words.suspended(), format!("{kind} mnist is suspended."));
+            assert_eq!(words.resumed(), format!("{kind} mnist is resumed."));
+        }
+    }
+
+    #[test]
+    fn reasons_are_kind_and_type_without_spaces() {
+        let job = job("MPIJob Launcher=1");
+        let words = Wording::new(&job);
+        assert_eq!(words.reason(JobConditionType::Succeeded), "MPIJobSucceeded");
+        assert_eq!(words.reason(JobConditionType::Failed), "MPIJobFailed");
+        assert_eq!(words.resumed_reason(), "MPIJobResumed");
+    }
+
+    #[test]
+    fn backoff_and_deadline_messages_name_the_job() {
+        let job = job("TFJob Worker=1");
+        let words = Wording::new(&job);
+        assert_eq!(
+            words.backoff_limit_reached(),
+            "Job mnist has failed because it has reached the specified backoff limit"
+        );
+        assert_eq!(
+            words.deadline_exceeded(),
+            "Job mnist has failed because it was active longer than specified deadline"
+        );
+        assert_eq!(
+            words.exited_with_code("mnist-worker-0", 137),
+            "Pod: ml.mnist-worker-0 exited with code 137"
+        );
+    }
+}

@@ -1,0 +1,187 @@
+//! Why replicas cannot start, in plain words **\[fix: Pending reasons are visible\]**.
+//!
+//! Runtimes supply facts ([`WaitingFact`], the gang's PodGroup phase, pending pods' reasons); the
+//! engine words them, e.g. `waiting for 2 GPUs, 1 free`. The words go into the `Created`
+//! condition's message and a `<Kind>Pending` event.
+
+use std::fmt::Write as _;
+
+use trainctl_api::TrainingJob;
+
+use super::observed::{
+    Observed, ObservedGang, PodGroupPhase, PodPhase, Resource, Shortfall, WaitingFact,
+};
+use super::replicas::ReplicaView;
+use crate::podgroup::GangScheduler;
+
+/// How many pending pods are named before the rest are only counted.
+const PENDING_PODS_NAMED: usize = 3;
+
+/// Whether the runtime's facts or the gang keep the job's pods from being created now.
+pub(crate) fn gated(observed: &Observed) -> bool {
+    !observed.waiting.is_empty() || observed.gang.as_ref().is_some_and(gang_gates)
+}
+
+/// Volcano creates no pods until the PodGroup exists and has left `Pending`.
+fn gang_gates(gang: &ObservedGang) -> bool {
+    gang.scheduler == GangScheduler::Volcano
+        && gang
+            .pod_group
+            .is_none_or(|phase| phase == PodGroupPhase::Pending)
+}
+
+/// Why the job's replicas cannot start, or `None` when nothing holds them back.
+pub(crate) fn reasons(
+    job: &TrainingJob,
+    observed: &Observed,
+    view: &ReplicaView<'_>,
+) -> Option<String> {
+    let mut words: Vec<String> = observed.waiting.iter().map(fact).collect();
+    if let Some(gang) = observed.gang.as_ref().filter(|gang| gang_gates(gang)) {
+        words.push(match gang.pod_group {
+            None => format!("waiting for PodGroup {} to be created", job.name()),
+            Some(phase) => format!(
+                "waiting for the gang scheduler to admit PodGroup {} (phase {})",
+                job.name(),
+                phase.as_str()
+            ),
+        });
+    }
+    let mut pending = 0;
+    for type_view in &view.types {
+        for (index, pod) in type_view.observed() {
+            let Some(reason) = pod.reason.as_deref() else {
+                continue;
+            };
+            if pod.phase != PodPhase::Pending || pod.deleting {
+                continue;
+            }
+            pending += 1;
+            if pending <= PENDING_PODS_NAMED {
+                let name = type_view.slot(index).name(job.name());
+                words.push(format!("{name} is pending ({reason})"));
+            }
+        }
+    }
+    if pending > PENDING_PODS_NAMED {
+        words.push(format!("{} more pending", pending - PENDING_PODS_NAMED));
+    }
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
+fn fact(fact: &WaitingFact) -> String {
+    match fact {
+        WaitingFact::InsufficientResources(shortfalls) if shortfalls.is_empty() => {
+            "waiting for resources".to_owned()
+        }
+        WaitingFact::InsufficientResources(shortfalls) => {
+            let mut words = String::from("waiting for ");
+            for (i, shortfall) in shortfalls.iter().enumerate() {
+                if i > 0 {
+                    words.push_str(" and ");
+                }
+                words.push_str(&shortfall_words(shortfall));
+            }
+            words
+        }
+        WaitingFact::Queued { ahead: 1 } => "queued behind 1 job".to_owned(),
+        WaitingFact::Queued { ahead } => format!("queued behind {ahead} jobs"),
+    }
+}
+
+/// `2 GPUs, 1 free`; `4 CPUs, 2.5 free`; `16Gi memory, 1.5Gi free`.
+fn shortfall_words(shortfall: &Shortfall) -> String {
+    let Shortfall {
+        resource,
+        needed,
+        free,
+    } = *shortfall;
+    match resource {
+        Resource::Gpu => {
+            let unit = if needed == 1 { "GPU" } else { "GPUs" };
+            format!("{needed} {unit}, {free} free")
+        }
+        Resource::CpuMillis => {
+            let unit = if needed == 1000 { "CPU" } else { "CPUs" };
+            format!("{} {unit}, {} free", millis(needed), millis(free))
+        }
+        Resource::MemoryBytes => format!("{} memory, {} free", bytes(needed), bytes(free)),
+    }
+}
+
+/// Millicores as cores: `2500` → `2.5`.
+fn millis(value: u64) -> String {
+    let mut words = (value / 1000).to_string();
+    let fraction = value % 1000;
+    if fraction > 0 {
+        let digits = format!("{fraction:03}");
+        write!(words, ".{}", digits.trim_end_matches('0'))
+            .expect("writing to a String cannot fail");
+    }
+    words
+}
+
+/// Bytes in the largest binary unit that keeps one decimal: `1610612736` → `1.5Gi`.
+fn bytes(value: u64) -> String {
+    const UNITS: [&str; 5] = ["", "Ki", "Mi", "Gi", "Ti"];
+    let mut unit = 0;
+    let mut scaled = value;
+    let mut tenths = 0;
+    while scaled >= 1024 && unit + 1 < UNITS.len() {
+        tenths = (scaled % 1024) * 10 / 1024;
+        scaled /= 1024;
+        unit += 1;
+    }
+    if tenths > 0 {
+        format!("{scaled}.{tenths}{}", UNITS[unit])
+    } else {
+        format!("{scaled}{}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shortfall(resource: Resource, needed: u64, free: u64) -> String {
+        fact(&WaitingFact::InsufficientResources(vec![Shortfall {
+            resource,
+            needed,
+            free,
+        }]))
+    }
+
+    #[test]
+    fn waiting_facts_are_worded_plainly() {
+        assert_eq!(shortfall(Resource::Gpu, 2, 1), "waiting for 2 GPUs, 1 free");
+        assert_eq!(shortfall(Resource::Gpu, 1, 0), "waiting for 1 GPU, 0 free");
+        assert_eq!(
+            shortfall(Resource::CpuMillis, 4000, 2500),
+            "waiting for 4 CPUs, 2.5 free"
+        );
+        assert_eq!(
+            shortfall(Resource::MemoryBytes, 16 << 30, 3 << 29),
+            "waiting for 16Gi memory, 1.5Gi free"
+        );
+        assert_eq!(
+            fact(&WaitingFact::Queued { ahead: 3 }),
+            "queued behind 3 jobs"
+        );
+        let both = WaitingFact::InsufficientResources(vec![
+            Shortfall {
+                resource: Resource::Gpu,
+                needed: 2,
+                free: 1,
+            },
+            Shortfall {
+                resource: Resource::MemoryBytes,
+                needed: 512 << 20,
+                free: 0,
+            },
+        ]);
+        assert_eq!(
+            fact(&both),
+            "waiting for 2 GPUs, 1 free and 512Mi memory, 0 free"
+        );
+    }
+}
