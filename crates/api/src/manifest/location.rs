@@ -72,12 +72,6 @@ impl LocationIndex {
         self.start.unwrap_or(Position::START)
     }
 
-    /// Where the document starts.
-    #[must_use]
-    pub fn start(&self) -> Position {
-        self.start.unwrap_or(Position::START)
-    }
-
     /// Records where the key or the value at `path` is (the first one seen wins).
     fn record(&mut self, path: &[String], position: Position, is_key: bool) {
         if path.is_empty() {
@@ -255,4 +249,87 @@ fn scan_error(error: &ScanError) -> (Position, String) {
         },
         error.info(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = "\
+kind: TFJob
+spec:
+  tfReplicaSpecs:
+    worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              args: [a, b]
+";
+
+    fn at(line: usize, column: usize) -> Position {
+        Position { line, column }
+    }
+
+    fn index() -> LocationIndex {
+        let mut documents = index_documents(DOC).expect("valid YAML");
+        assert_eq!(documents.len(), 1);
+        documents.remove(0).index
+    }
+
+    #[test]
+    fn scalar_values_point_at_the_value_and_keys_at_the_key() {
+        let path = FieldPath::fields("spec.tfReplicaSpecs")
+            .key("worker")
+            .field("replicas");
+        assert_eq!(index().locate(&path), at(5, 17));
+        assert_eq!(index().locate_key(&path), at(5, 7));
+    }
+
+    #[test]
+    fn block_collections_point_at_their_key() {
+        let path = FieldPath::fields("spec.tfReplicaSpecs")
+            .key("worker")
+            .field("template");
+        assert_eq!(index().locate(&path), at(6, 7));
+    }
+
+    #[test]
+    fn list_items_and_flow_values_are_indexed() {
+        let container =
+            FieldPath::fields("spec.tfReplicaSpecs.worker.template.spec.containers").index(0);
+        assert_eq!(index().locate(&container.field("name")), at(9, 21));
+        assert_eq!(
+            index().locate(&container.field("args").index(1)),
+            at(10, 25)
+        );
+    }
+
+    #[test]
+    fn replica_type_keys_are_found_whatever_their_case() {
+        let path = FieldPath::fields("spec.tfReplicaSpecs")
+            .key("Worker")
+            .field("replicas");
+        assert_eq!(index().locate(&path), at(5, 17));
+    }
+
+    #[test]
+    fn a_missing_field_points_at_its_nearest_ancestor() {
+        let path = FieldPath::fields("spec.tfReplicaSpecs")
+            .key("Worker")
+            .field("restartPolicy");
+        assert_eq!(index().locate(&path), at(4, 5));
+        assert_eq!(
+            index().locate(&FieldPath::fields("status.conditions")),
+            at(1, 1)
+        );
+    }
+
+    #[test]
+    fn empty_documents_are_marked_so_they_can_be_skipped() {
+        let documents = index_documents("---\n---\na: 1\n---\n~\n").expect("valid YAML");
+        let empty: Vec<bool> = documents.iter().map(|d| d.is_empty).collect();
+        assert_eq!(empty, [true, false, true]);
+    }
 }

@@ -63,15 +63,13 @@ pub enum Companion {
     Secret(Secret),
 }
 
-/// A job read from a manifest: defaulted, validated, and where it came from.
+/// A job read from a manifest: defaulted, validated, and the file it came from.
 #[derive(Debug, Clone)]
 pub struct LoadedJob {
     /// The job, with defaults applied.
     pub job: TrainingJob,
     /// The file it came from.
     pub source: String,
-    /// Where each of its fields is in that file.
-    pub locations: LocationIndex,
 }
 
 /// Everything read from one or more manifest files.
@@ -204,8 +202,9 @@ pub fn load_str(source: &str, text: &str) -> Manifests {
         Err(_) => Vec::new(),
     };
     let mut manifests = Manifests::default();
+    let unknown = LocationIndex::default();
     for (number, value) in values.into_iter().enumerate() {
-        let locations = indexes.get(number).cloned().unwrap_or_default();
+        let locations = indexes.get(number).unwrap_or(&unknown);
         load_document(source, value, locations, &mut manifests);
     }
     manifests
@@ -352,10 +351,10 @@ impl Reporter<'_> {
     }
 }
 
-fn load_document(source: &str, value: Value, locations: LocationIndex, out: &mut Manifests) {
+fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mut Manifests) {
     let mut reporter = Reporter {
         source,
-        locations: &locations,
+        locations,
         diagnostics: Vec::new(),
     };
     let job = load_job(value, &mut reporter, &mut out.companions);
@@ -366,7 +365,6 @@ fn load_document(source: &str, value: Value, locations: LocationIndex, out: &mut
         out.jobs.push(LoadedJob {
             job,
             source: source.to_owned(),
-            locations,
         });
     }
 }
