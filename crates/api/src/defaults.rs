@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
 use crate::job::TrainingJob;
 use crate::kind::JobKind;
 use crate::pytorch::DEFAULT_NPROC_PER_NODE;
-use crate::replica::ReplicaType;
+use crate::replica::{ReplicaSpecs, ReplicaType};
 use crate::run_policy::CleanPodPolicy;
 use crate::tensorflow::SuccessPolicy;
 
@@ -66,8 +66,34 @@ pub fn apply(job: &mut TrainingJob) {
                     .get_or_insert_with(|| DEFAULT_NPROC_PER_NODE.to_owned());
             }
         }
+        TrainingJob::Paddle(paddle) => {
+            let spec = &mut paddle.spec;
+            let workers = worker_replicas(&spec.paddle_replica_specs);
+            if let Some(elastic) = spec.elastic_policy.as_mut() {
+                default_elastic_bounds(
+                    &mut elastic.min_replicas,
+                    &mut elastic.max_replicas,
+                    workers,
+                );
+            }
+        }
         TrainingJob::Mpi(mpi) => mpi.spec.clean_pod_policy = Some(clean),
-        TrainingJob::XGBoost(_) | TrainingJob::Paddle(_) | TrainingJob::Jax(_) => {}
+        TrainingJob::XGBoost(_) | TrainingJob::Jax(_) => {}
+    }
+}
+
+fn worker_replicas(specs: &ReplicaSpecs) -> Option<i32> {
+    specs
+        .get(&ReplicaType::Worker)
+        .and_then(|worker| worker.replicas)
+}
+
+/// Elastic bounds: each defaults to the other, both to the Worker replicas (PyTorch, Paddle).
+fn default_elastic_bounds(min: &mut Option<i32>, max: &mut Option<i32>, workers: Option<i32>) {
+    match (*min, *max) {
+        (Some(_), Some(_)) => {}
+        (Some(bound), None) | (None, Some(bound)) => (*min, *max) = (Some(bound), Some(bound)),
+        (None, None) => (*min, *max) = (workers, workers),
     }
 }
 

@@ -246,6 +246,18 @@ fn pytorch_elastic_min_and_max_default_to_each_other_then_to_workers() {
 }
 
 #[test]
+fn paddle_elastic_min_and_max_default_like_pytorch() {
+    let worker = replica("Worker", "paddle", "      replicas: 2\n");
+    for (policy, min, max) in [("{minReplicas: 1}", 1, 1), ("{maxRestarts: 3}", 2, 2)] {
+        let yaml = job("PaddleJob", "paddleReplicaSpecs", &worker)
+            .replace("spec:\n", &format!("spec:\n  elasticPolicy: {policy}\n"));
+        let job = defaulted(&yaml);
+        assert_eq!(job["spec"]["elasticPolicy"]["minReplicas"], min, "{policy}");
+        assert_eq!(job["spec"]["elasticPolicy"]["maxReplicas"], max, "{policy}");
+    }
+}
+
+#[test]
 fn defaulting_is_idempotent() {
     for path in [
         "seeds/ps-mode-tfjob.yaml",
