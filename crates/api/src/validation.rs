@@ -391,7 +391,7 @@ fn validate_single_master(job: &TrainingJob, issues: &mut Vec<Issue>) {
     }
 }
 
-/// TF: at most one of Chief and Master.
+/// TF: at most one of Chief and Master, and (a warning, as upstream accepted it) one replica.
 fn validate_tensorflow(job: &TrainingJob, issues: &mut Vec<Issue>) {
     let specs = job.replica_specs();
     if specs.contains_key(&ReplicaType::Chief) && specs.contains_key(&ReplicaType::Master) {
@@ -399,6 +399,20 @@ fn validate_tensorflow(job: &TrainingJob, issues: &mut Vec<Issue>) {
             replica_specs_path(JobKind::TFJob),
             "has both `Chief` and `Master`: a TFJob has at most one of them (they are the same role)",
         ));
+    }
+    for role in [ReplicaType::Chief, ReplicaType::Master] {
+        if let Some(spec) = specs.get(&role)
+            && spec.replicas_or_default() > 1
+        {
+            issues.push(Issue::warning(
+                replica_path(JobKind::TFJob, &role).field("replicas"),
+                format!(
+                    "is {}: TensorFlow accepts a single {} task; the others will fail to start",
+                    spec.replicas_or_default(),
+                    role.lowercase()
+                ),
+            ));
+        }
     }
 }
 

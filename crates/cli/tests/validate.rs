@@ -148,6 +148,17 @@ fn unknown_fields_are_warnings_with_their_path() {
 }
 
 #[test]
+fn tf_chief_with_two_replicas_is_a_warning_not_an_error() {
+    let yaml = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: two-chiefs\nspec:\n  tfReplicaSpecs:\n    Chief:\n      replicas: 2\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
+    let run = common::trainctl_with_stdin(&["validate", "-f", "-"], yaml);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "-:8:17: warning: spec.tfReplicaSpecs[Chief].replicas: is 2: TensorFlow accepts a single chief task; the others will fail to start\n"
+    );
+}
+
+#[test]
 fn standard_input_is_read_with_a_dash() {
     let yaml = "apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata:\n  name: piped\nspec:\n  jaxReplicaSpecs:\n    Worker:\n      replicas: -1\n      template: {spec: {containers: [{name: jax, image: jax}]}}\n";
     let run = common::trainctl_with_stdin(&["validate", "-f", "-"], yaml);
