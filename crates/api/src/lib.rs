@@ -19,6 +19,7 @@ pub mod jax;
 pub mod mpi;
 pub mod paddle;
 pub mod pytorch;
+pub mod quantity;
 pub mod tensorflow;
 pub mod xgboost;
 

@@ -13,8 +13,6 @@ pub mod objects;
 pub mod podgroup;
 pub mod reconcile;
 
-mod quantity;
-
 #[cfg(test)]
 mod test_jobs;
 

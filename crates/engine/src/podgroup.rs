@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
 use crate::objects::owner_reference;
-use crate::quantity::Amount;
+use trainctl_api::quantity::Amount;
 
 /// The gang-scheduler name that selects volcano; any other name selects scheduler-plugins.
 pub const VOLCANO: &str = "volcano";
@@ -232,7 +232,7 @@ fn pod_needs(spec: &ReplicaSpec) -> Vec<(String, Amount)> {
         needs.extend(
             effective
                 .into_iter()
-                .filter_map(|(name, quantity)| Some((name, Amount::parse(&quantity.0)?))),
+                .filter_map(|(name, quantity)| Some((name, Amount::parse(&quantity.0).ok()?))),
         );
     }
     needs

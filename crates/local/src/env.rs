@@ -1,0 +1,1000 @@
+//! A replica's env as the kubelet would build it: `envFrom` first, then `env` in order, literal
+//! values `$(VAR)`-expanded against what is defined before them, `valueFrom` resolved from the
+//! pod (downward API) and from the ConfigMaps and Secrets submitted with the job.
+//!
+//! The process env a replica inherits from `trainctl` is not part of this: the kubelet cannot see
+//! an image's env either, so `$(VAR)` never refers to it. The runtime puts this env on top of it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Container, EnvVar, EnvVarSource, ObjectFieldSelector, Pod, ResourceFieldSelector,
+    Secret,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use trainctl_api::manifest::Companion;
+
+use crate::expand::expand;
+use crate::resources::NodeCapacity;
+use trainctl_api::quantity::{self, InvalidQuantity};
+
+/// The address a replica has, as `status.podIP` and `status.hostIP` report it.
+pub const LOOPBACK_IP: &str = "127.0.0.1";
+
+/// What a replica's env is resolved from.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvContext<'a> {
+    /// The replica's pod, as the engine built it.
+    pub pod: &'a Pod,
+    /// What `spec.nodeName` reports: this machine's name.
+    pub node_name: &'a str,
+    /// This machine: what `limits.cpu`/`limits.memory` report for a container without limits,
+    /// as the downward API reports the node's allocatable.
+    pub capacity: &'a NodeCapacity,
+    /// The ConfigMaps and Secrets submitted with the job.
+    pub companions: &'a [Companion],
+}
+
+/// Which kind of companion an env var reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompanionKind {
+    /// A ConfigMap.
+    ConfigMap,
+    /// A Secret.
+    Secret,
+}
+
+impl std::fmt::Display for CompanionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CompanionKind::ConfigMap => "ConfigMap",
+            CompanionKind::Secret => "Secret",
+        })
+    }
+}
+
+/// Why a replica's env cannot be built. `replica` is the pod's name; `variable` the env var's
+/// name, or `envFrom[i]` for a whole-object import.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvError {
+    /// A non-optional reference names an object not submitted with the job.
+    #[error(
+        "replica {replica}: env {variable}: {kind} `{name}` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+    )]
+    MissingObject {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// ConfigMap or Secret.
+        kind: CompanionKind,
+        /// The object's name.
+        name: String,
+    },
+    /// A non-optional key reference names a key the object does not have.
+    #[error(
+        "replica {replica}: env {variable}: {kind} `{name}` has no key `{key}`; add it, or mark the reference `optional: true`"
+    )]
+    MissingKey {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// ConfigMap or Secret.
+        kind: CompanionKind,
+        /// The object's name.
+        name: String,
+        /// The missing key.
+        key: String,
+    },
+    /// A Secret value that is not UTF-8 text cannot be an env value.
+    #[error("replica {replica}: env {variable}: Secret `{name}` key `{key}` is not UTF-8 text")]
+    NotText {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// The Secret's name.
+        name: String,
+        /// The key.
+        key: String,
+    },
+    /// A `fieldRef` path the downward API does not offer for env vars.
+    #[error(
+        "replica {replica}: env {variable}: fieldRef `{field_path}` is not supported; use metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP or status.podIP"
+    )]
+    UnsupportedField {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// The path as written.
+        field_path: String,
+    },
+    /// A `resourceFieldRef` resource other than CPU or memory limits and requests.
+    #[error(
+        "replica {replica}: env {variable}: resourceFieldRef `{resource}` is not supported; use limits.cpu, limits.memory, requests.cpu or requests.memory"
+    )]
+    UnsupportedResource {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// The resource as written.
+        resource: String,
+    },
+    /// A `resourceFieldRef.containerName` that names no container of the pod.
+    #[error(
+        "replica {replica}: env {variable}: resourceFieldRef names no container `{container}` of the pod"
+    )]
+    UnknownContainer {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// The container name as written.
+        container: String,
+    },
+    /// A resource amount or divisor that cannot be read, or a zero divisor.
+    #[error("replica {replica}: env {variable}: {problem}")]
+    InvalidQuantity {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// What is wrong with it.
+        problem: InvalidQuantity,
+    },
+    /// A `valueFrom` with no source this runtime reads (none, or `fileKeyRef`).
+    #[error(
+        "replica {replica}: env {variable}: valueFrom needs one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef"
+    )]
+    UnsupportedSource {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+    },
+}
+
+/// Resolves `container`'s env into `(name, value)` pairs, in the kubelet's order: `envFrom`
+/// imports, then `env`. A name defined again keeps its first place and takes the later value.
+pub fn resolve_env(
+    context: &EnvContext<'_>,
+    container: &Container,
+) -> Result<Vec<(String, String)>, EnvError> {
+    let resolver = Resolver {
+        context,
+        container,
+        replica: context.pod.metadata.name.clone().unwrap_or_default(),
+    };
+    let mut env = OrderedEnv::default();
+    for (position, source) in container.env_from.iter().flatten().enumerate() {
+        let variable = format!("envFrom[{position}]");
+        let prefix = source.prefix.as_deref().unwrap_or_default();
+        let imported = if let Some(reference) = &source.config_map_ref {
+            resolver.import(
+                &variable,
+                CompanionKind::ConfigMap,
+                &reference.name,
+                reference.optional,
+            )?
+        } else if let Some(reference) = &source.secret_ref {
+            resolver.import(
+                &variable,
+                CompanionKind::Secret,
+                &reference.name,
+                reference.optional,
+            )?
+        } else {
+            Vec::new()
+        };
+        for (key, value) in imported {
+            env.set(format!("{prefix}{key}"), value);
+        }
+    }
+    for var in container.env.iter().flatten() {
+        if let Some(value) = resolver.value(var, &env)? {
+            env.set(var.name.clone(), value);
+        }
+    }
+    Ok(env.pairs)
+}
+
+/// Pairs in first-definition order, with a name index for lookups.
+#[derive(Default)]
+struct OrderedEnv {
+    pairs: Vec<(String, String)>,
+    index: HashMap<String, usize>,
+}
+
+impl OrderedEnv {
+    fn set(&mut self, name: String, value: String) {
+        if let Some(&at) = self.index.get(&name) {
+            self.pairs[at].1 = value;
+        } else {
+            self.index.insert(name.clone(), self.pairs.len());
+            self.pairs.push((name, value));
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.index.get(name).map(|&at| self.pairs[at].1.as_str())
+    }
+}
+
+/// Resolves one replica container's env vars.
+struct Resolver<'a> {
+    context: &'a EnvContext<'a>,
+    container: &'a Container,
+    replica: String,
+}
+
+impl Resolver<'_> {
+    /// A variable's value; `None` when it reads an optional reference that is absent (the kubelet
+    /// then leaves the variable out).
+    fn value(&self, var: &EnvVar, defined: &OrderedEnv) -> Result<Option<String>, EnvError> {
+        let Some(source) = &var.value_from else {
+            let literal = var.value.as_deref().unwrap_or_default();
+            return Ok(Some(expand(literal, |name| defined.get(name))));
+        };
+        let variable = var.name.as_str();
+        match source {
+            EnvVarSource {
+                field_ref: Some(selector),
+                ..
+            } => self.field(variable, selector).map(Some),
+            EnvVarSource {
+                resource_field_ref: Some(selector),
+                ..
+            } => self.resource(variable, selector).map(Some),
+            EnvVarSource {
+                config_map_key_ref: Some(selector),
+                ..
+            } => self.key(
+                variable,
+                CompanionKind::ConfigMap,
+                &selector.name,
+                &selector.key,
+                selector.optional,
+            ),
+            EnvVarSource {
+                secret_key_ref: Some(selector),
+                ..
+            } => self.key(
+                variable,
+                CompanionKind::Secret,
+                &selector.name,
+                &selector.key,
+                selector.optional,
+            ),
+            EnvVarSource { .. } => Err(EnvError::UnsupportedSource {
+                replica: self.replica.clone(),
+                variable: variable.to_owned(),
+            }),
+        }
+    }
+
+    fn namespace(&self) -> &str {
+        self.context
+            .pod
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+    }
+
+    /// A `fieldRef`, as the downward API reports it for a pod on this machine.
+    fn field(&self, variable: &str, selector: &ObjectFieldSelector) -> Result<String, EnvError> {
+        let pod = self.context.pod;
+        let metadata = &pod.metadata;
+        let path = selector.field_path.as_str();
+        let subscript = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix("['"))
+                .and_then(|rest| rest.strip_suffix("']"))
+        };
+        let from = |map: &Option<BTreeMap<String, String>>, key: &str| {
+            map.as_ref()
+                .and_then(|map| map.get(key))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let value = match path {
+            "metadata.name" => metadata.name.clone().unwrap_or_default(),
+            "metadata.namespace" => self.namespace().to_owned(),
+            "metadata.uid" => metadata.uid.clone().unwrap_or_default(),
+            "spec.nodeName" => self.context.node_name.to_owned(),
+            "spec.serviceAccountName" => pod
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.service_account_name.clone())
+                .unwrap_or_else(|| "default".to_owned()),
+            "status.podIP" | "status.podIPs" | "status.hostIP" | "status.hostIPs" => {
+                LOOPBACK_IP.to_owned()
+            }
+            _ => {
+                if let Some(key) = subscript("metadata.labels") {
+                    from(&metadata.labels, key)
+                } else if let Some(key) = subscript("metadata.annotations") {
+                    from(&metadata.annotations, key)
+                } else {
+                    return Err(EnvError::UnsupportedField {
+                        replica: self.replica.clone(),
+                        variable: variable.to_owned(),
+                        field_path: path.to_owned(),
+                    });
+                }
+            }
+        };
+        Ok(value)
+    }
+
+    /// A `resourceFieldRef`, rounded up to whole divisors as the downward API does. A container
+    /// without limits reports the machine's capacity; without requests, its limits if set, else 0.
+    fn resource(
+        &self,
+        variable: &str,
+        selector: &ResourceFieldSelector,
+    ) -> Result<String, EnvError> {
+        let container = match selector.container_name.as_deref() {
+            None | Some("") => self.container,
+            Some(name) => self
+                .context
+                .pod
+                .spec
+                .iter()
+                .flat_map(|spec| {
+                    spec.containers
+                        .iter()
+                        .chain(spec.init_containers.iter().flatten())
+                })
+                .find(|container| container.name == name)
+                .ok_or_else(|| EnvError::UnknownContainer {
+                    replica: self.replica.clone(),
+                    variable: variable.to_owned(),
+                    container: name.to_owned(),
+                })?,
+        };
+        let invalid = |problem| EnvError::InvalidQuantity {
+            replica: self.replica.clone(),
+            variable: variable.to_owned(),
+            problem,
+        };
+        let (field, resource) = selector
+            .resource
+            .split_once('.')
+            .filter(|(field, resource)| {
+                matches!(*field, "limits" | "requests") && matches!(*resource, "cpu" | "memory")
+            })
+            .ok_or_else(|| EnvError::UnsupportedResource {
+                replica: self.replica.clone(),
+                variable: variable.to_owned(),
+                resource: selector.resource.clone(),
+            })?;
+        let read = if resource == "cpu" {
+            quantity::to_millis
+        } else {
+            quantity::to_units
+        };
+        let resources = container.resources.as_ref();
+        let declared = |field: &str| {
+            resources
+                .and_then(|r| {
+                    if field == "limits" {
+                        r.limits.as_ref()
+                    } else {
+                        r.requests.as_ref()
+                    }
+                })
+                .and_then(|map| map.get(resource))
+        };
+        let limit = match declared("limits") {
+            Some(quantity) => read(quantity).map_err(invalid)?,
+            None if resource == "cpu" => self.context.capacity.cpu_millis,
+            None => self.context.capacity.memory_bytes,
+        };
+        let amount = if field == "limits" {
+            limit
+        } else {
+            match declared("requests") {
+                Some(quantity) => read(quantity).map_err(invalid)?,
+                None if declared("limits").is_some() => limit,
+                None => 0,
+            }
+        };
+        let one = Quantity("1".to_owned());
+        let divisor_quantity = selector.divisor.as_ref().unwrap_or(&one);
+        let divisor = read(divisor_quantity).map_err(invalid)?;
+        if divisor == 0 {
+            return Err(invalid(InvalidQuantity {
+                text: divisor_quantity.0.clone(),
+                reason: "a divisor must be positive",
+            }));
+        }
+        Ok(amount.div_ceil(divisor).to_string())
+    }
+
+    /// The companion `kind`/`name` in the pod's namespace (one without a namespace matches any).
+    fn companion(&self, kind: CompanionKind, name: &str) -> Option<Object<'_>> {
+        let namespace = self.namespace();
+        let matches = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            meta.name.as_deref() == Some(name)
+                && meta.namespace.as_deref().is_none_or(|ns| ns == namespace)
+        };
+        self.context
+            .companions
+            .iter()
+            .find_map(|companion| match (kind, companion) {
+                (CompanionKind::ConfigMap, Companion::ConfigMap(map)) if matches(&map.metadata) => {
+                    Some(Object::ConfigMap(map))
+                }
+                (CompanionKind::Secret, Companion::Secret(secret)) if matches(&secret.metadata) => {
+                    Some(Object::Secret(secret))
+                }
+                _ => None,
+            })
+    }
+
+    /// One key of a ConfigMap or Secret; `None` when absent and optional.
+    fn key(
+        &self,
+        variable: &str,
+        kind: CompanionKind,
+        name: &str,
+        key: &str,
+        optional: Option<bool>,
+    ) -> Result<Option<String>, EnvError> {
+        let optional = optional.unwrap_or(false);
+        let Some(object) = self.companion(kind, name) else {
+            return if optional {
+                Ok(None)
+            } else {
+                Err(self.missing_object(variable, kind, name))
+            };
+        };
+        match object.entry(self, variable, key)? {
+            Some(value) => Ok(Some(value)),
+            None if optional => Ok(None),
+            None => Err(EnvError::MissingKey {
+                replica: self.replica.clone(),
+                variable: variable.to_owned(),
+                kind,
+                name: name.to_owned(),
+                key: key.to_owned(),
+            }),
+        }
+    }
+
+    /// Every key of a ConfigMap or Secret, sorted; nothing when absent and optional.
+    fn import(
+        &self,
+        variable: &str,
+        kind: CompanionKind,
+        name: &str,
+        optional: Option<bool>,
+    ) -> Result<Vec<(String, String)>, EnvError> {
+        match self.companion(kind, name) {
+            Some(object) => Ok(object.entries(self, variable)?.into_iter().collect()),
+            None if optional.unwrap_or(false) => Ok(Vec::new()),
+            None => Err(self.missing_object(variable, kind, name)),
+        }
+    }
+
+    fn missing_object(&self, variable: &str, kind: CompanionKind, name: &str) -> EnvError {
+        EnvError::MissingObject {
+            replica: self.replica.clone(),
+            variable: variable.to_owned(),
+            kind,
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// A companion found for a reference.
+enum Object<'a> {
+    ConfigMap(&'a ConfigMap),
+    Secret(&'a Secret),
+}
+
+impl Object<'_> {
+    /// The object's keys and text values: a ConfigMap's `data`; a Secret's `data` with
+    /// `stringData` on top, as the API server merges them.
+    fn entries(
+        &self,
+        resolver: &Resolver<'_>,
+        variable: &str,
+    ) -> Result<BTreeMap<String, String>, EnvError> {
+        match self {
+            Object::ConfigMap(map) => Ok(map.data.clone().unwrap_or_default()),
+            Object::Secret(secret) => {
+                let mut entries = BTreeMap::new();
+                for key in secret.data.iter().flatten().map(|(key, _)| key) {
+                    if let Some(value) = self.entry(resolver, variable, key)? {
+                        entries.insert(key.clone(), value);
+                    }
+                }
+                entries.extend(secret.string_data.clone().unwrap_or_default());
+                Ok(entries)
+            }
+        }
+    }
+
+    /// One key's text value, as [`Object::entries`] would give it; only that key must be text.
+    fn entry(
+        &self,
+        resolver: &Resolver<'_>,
+        variable: &str,
+        key: &str,
+    ) -> Result<Option<String>, EnvError> {
+        match self {
+            Object::ConfigMap(map) => Ok(map.data.as_ref().and_then(|data| data.get(key)).cloned()),
+            Object::Secret(secret) => {
+                if let Some(text) = secret.string_data.as_ref().and_then(|data| data.get(key)) {
+                    return Ok(Some(text.clone()));
+                }
+                let Some(bytes) = secret.data.as_ref().and_then(|data| data.get(key)) else {
+                    return Ok(None);
+                };
+                String::from_utf8(bytes.0.clone())
+                    .map(Some)
+                    .map_err(|_| EnvError::NotText {
+                        replica: resolver.replica.clone(),
+                        variable: variable.to_owned(),
+                        name: secret.metadata.name.clone().unwrap_or_default(),
+                        key: key.to_owned(),
+                    })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::ByteString;
+    use k8s_openapi::api::core::v1::{
+        ConfigMapEnvSource, ConfigMapKeySelector, EnvFromSource, PodSpec, ResourceRequirements,
+        SecretEnvSource, SecretKeySelector,
+    };
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    use super::*;
+
+    fn literal(name: &str, value: &str) -> EnvVar {
+        EnvVar {
+            name: name.to_owned(),
+            value: Some(value.to_owned()),
+            value_from: None,
+        }
+    }
+
+    fn from(name: &str, source: EnvVarSource) -> EnvVar {
+        EnvVar {
+            name: name.to_owned(),
+            value: None,
+            value_from: Some(source),
+        }
+    }
+
+    fn field(name: &str, path: &str) -> EnvVar {
+        from(
+            name,
+            EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    api_version: None,
+                    field_path: path.to_owned(),
+                }),
+                ..EnvVarSource::default()
+            },
+        )
+    }
+
+    fn config_map_key(name: &str, map: &str, key: &str, optional: Option<bool>) -> EnvVar {
+        from(
+            name,
+            EnvVarSource {
+                config_map_key_ref: Some(ConfigMapKeySelector {
+                    name: map.to_owned(),
+                    key: key.to_owned(),
+                    optional,
+                }),
+                ..EnvVarSource::default()
+            },
+        )
+    }
+
+    fn resource_field(name: &str, resource: &str, divisor: Option<&str>) -> EnvVar {
+        from(
+            name,
+            EnvVarSource {
+                resource_field_ref: Some(ResourceFieldSelector {
+                    container_name: None,
+                    divisor: divisor.map(|d| Quantity(d.to_owned())),
+                    resource: resource.to_owned(),
+                }),
+                ..EnvVarSource::default()
+            },
+        )
+    }
+
+    fn pod() -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some("mnist-worker-0".to_owned()),
+                namespace: Some("team".to_owned()),
+                labels: Some(BTreeMap::from([(
+                    "training.kubeflow.org/replica-type".to_owned(),
+                    "worker".to_owned(),
+                )])),
+                annotations: Some(BTreeMap::from([("note".to_owned(), "hi".to_owned())])),
+                ..ObjectMeta::default()
+            },
+            spec: Some(PodSpec {
+                service_account_name: Some("trainer".to_owned()),
+                ..PodSpec::default()
+            }),
+            status: None,
+        }
+    }
+
+    fn companions() -> Vec<Companion> {
+        vec![
+            Companion::ConfigMap(ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some("settings".to_owned()),
+                    ..ObjectMeta::default()
+                },
+                data: Some(BTreeMap::from([
+                    ("lr".to_owned(), "0.1".to_owned()),
+                    ("epochs".to_owned(), "3".to_owned()),
+                ])),
+                ..ConfigMap::default()
+            }),
+            Companion::ConfigMap(ConfigMap {
+                metadata: ObjectMeta {
+                    name: Some("elsewhere".to_owned()),
+                    namespace: Some("other".to_owned()),
+                    ..ObjectMeta::default()
+                },
+                data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
+                ..ConfigMap::default()
+            }),
+            Companion::Secret(Secret {
+                metadata: ObjectMeta {
+                    name: Some("token".to_owned()),
+                    ..ObjectMeta::default()
+                },
+                data: Some(BTreeMap::from([
+                    ("user".to_owned(), ByteString(b"ann".to_vec())),
+                    ("binary".to_owned(), ByteString(vec![0xff, 0xfe])),
+                ])),
+                string_data: Some(BTreeMap::from([("pass".to_owned(), "s3cret".to_owned())])),
+                ..Secret::default()
+            }),
+        ]
+    }
+
+    fn resolve(container: &Container) -> Result<Vec<(String, String)>, EnvError> {
+        let pod = pod();
+        let companions = companions();
+        let capacity = NodeCapacity {
+            cpu_millis: 8_000,
+            memory_bytes: 16 << 30,
+            gpus: vec![],
+        };
+        resolve_env(
+            &EnvContext {
+                pod: &pod,
+                node_name: "laptop",
+                capacity: &capacity,
+                companions: &companions,
+            },
+            container,
+        )
+    }
+
+    fn with_env(env: Vec<EnvVar>) -> Container {
+        Container {
+            name: "main".to_owned(),
+            env: Some(env),
+            ..Container::default()
+        }
+    }
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn literal_values_expand_against_earlier_variables_only() {
+        let container = with_env(vec![
+            literal("EARLY", "$(LATE)"),
+            literal("LATE", "late"),
+            literal("BOTH", "$(LATE)-$(EARLY)"),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[
+                ("EARLY", "$(LATE)"),
+                ("LATE", "late"),
+                ("BOTH", "late-$(LATE)")
+            ])
+        );
+    }
+
+    #[test]
+    fn paddle_pod_ip_dummy_expands_from_field_ref() {
+        let container = with_env(vec![
+            field("POD_IP_DUMMY", "status.podIP"),
+            literal("PADDLE_CURRENT_ENDPOINT", "$(POD_IP_DUMMY):36543"),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[
+                ("POD_IP_DUMMY", "127.0.0.1"),
+                ("PADDLE_CURRENT_ENDPOINT", "127.0.0.1:36543"),
+            ])
+        );
+    }
+
+    #[test]
+    fn values_from_sources_are_not_expanded() {
+        let container = with_env(vec![
+            literal("A", "a"),
+            field("NOTE", "metadata.annotations['note']"),
+        ]);
+        let mut pod_note = resolve(&container).unwrap();
+        pod_note.sort();
+        assert_eq!(pod_note, pairs(&[("A", "a"), ("NOTE", "hi")]));
+    }
+
+    #[test]
+    fn redefined_variable_keeps_its_place_and_takes_the_later_value() {
+        let container = with_env(vec![
+            literal("A", "1"),
+            literal("B", "2"),
+            literal("A", "$(A)3"),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[("A", "13"), ("B", "2")])
+        );
+    }
+
+    #[test]
+    fn field_refs_report_the_pod_on_this_machine() {
+        let container = with_env(vec![
+            field("NAME", "metadata.name"),
+            field("NS", "metadata.namespace"),
+            field(
+                "TYPE",
+                "metadata.labels['training.kubeflow.org/replica-type']",
+            ),
+            field("ABSENT", "metadata.labels['nope']"),
+            field("NOTE", "metadata.annotations['note']"),
+            field("IP", "status.podIP"),
+            field("HOST_IP", "status.hostIP"),
+            field("NODE", "spec.nodeName"),
+            field("SA", "spec.serviceAccountName"),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[
+                ("NAME", "mnist-worker-0"),
+                ("NS", "team"),
+                ("TYPE", "worker"),
+                ("ABSENT", ""),
+                ("NOTE", "hi"),
+                ("IP", "127.0.0.1"),
+                ("HOST_IP", "127.0.0.1"),
+                ("NODE", "laptop"),
+                ("SA", "trainer"),
+            ])
+        );
+    }
+
+    #[test]
+    fn unsupported_field_ref_is_an_error() {
+        let error = resolve(&with_env(vec![field("X", "status.phase")])).unwrap_err();
+        assert!(
+            matches!(error, EnvError::UnsupportedField { .. }),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .starts_with("replica mnist-worker-0: env X: fieldRef `status.phase`")
+        );
+    }
+
+    #[test]
+    fn resource_field_refs_round_up_to_the_divisor() {
+        let mut container = with_env(vec![
+            resource_field("CPU_LIMIT", "limits.cpu", None),
+            resource_field("CPU_REQUEST_MILLIS", "requests.cpu", Some("1m")),
+            resource_field("MEMORY_MI", "limits.memory", Some("1Mi")),
+            resource_field("MEMORY_REQUEST", "requests.memory", None),
+        ]);
+        container.resources = Some(ResourceRequirements {
+            limits: Some(BTreeMap::from([
+                ("cpu".to_owned(), Quantity("1500m".to_owned())),
+                ("memory".to_owned(), Quantity("1G".to_owned())),
+            ])),
+            requests: Some(BTreeMap::from([(
+                "cpu".to_owned(),
+                Quantity("250m".to_owned()),
+            )])),
+            ..ResourceRequirements::default()
+        });
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[
+                ("CPU_LIMIT", "2"),
+                ("CPU_REQUEST_MILLIS", "250"),
+                ("MEMORY_MI", "954"),
+                ("MEMORY_REQUEST", "1000000000"),
+            ])
+        );
+    }
+
+    #[test]
+    fn resource_field_ref_without_limits_reports_the_machine() {
+        let container = with_env(vec![
+            resource_field("CPU", "limits.cpu", None),
+            resource_field("MEMORY_GI", "limits.memory", Some("1Gi")),
+            resource_field("CPU_REQUEST", "requests.cpu", None),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[("CPU", "8"), ("MEMORY_GI", "16"), ("CPU_REQUEST", "0")])
+        );
+    }
+
+    #[test]
+    fn resource_field_ref_rejects_other_resources_and_zero_divisors() {
+        let error = resolve(&with_env(vec![resource_field(
+            "X",
+            "limits.nvidia.com/gpu",
+            None,
+        )]))
+        .unwrap_err();
+        assert!(
+            matches!(error, EnvError::UnsupportedResource { .. }),
+            "{error}"
+        );
+        let error = resolve(&with_env(vec![resource_field(
+            "X",
+            "limits.cpu",
+            Some("0"),
+        )]))
+        .unwrap_err();
+        assert!(matches!(error, EnvError::InvalidQuantity { .. }), "{error}");
+    }
+
+    #[test]
+    fn config_map_and_secret_keys_resolve() {
+        let container = with_env(vec![
+            config_map_key("LR", "settings", "lr", None),
+            from(
+                "PASS",
+                EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: "token".to_owned(),
+                        key: "pass".to_owned(),
+                        optional: None,
+                    }),
+                    ..EnvVarSource::default()
+                },
+            ),
+        ]);
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[("LR", "0.1"), ("PASS", "s3cret")])
+        );
+    }
+
+    #[test]
+    fn missing_key_error_names_replica_variable_and_config_map() {
+        let error = resolve(&with_env(vec![config_map_key(
+            "LR", "settings", "rate", None,
+        )]))
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "replica mnist-worker-0: env LR: ConfigMap `settings` has no key `rate`; add it, or mark the reference `optional: true`"
+        );
+    }
+
+    #[test]
+    fn missing_config_map_is_an_error_unless_optional() {
+        let error =
+            resolve(&with_env(vec![config_map_key("LR", "absent", "lr", None)])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "replica mnist-worker-0: env LR: ConfigMap `absent` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+        );
+        let optional = with_env(vec![
+            config_map_key("LR", "absent", "lr", Some(true)),
+            config_map_key("RATE", "settings", "rate", Some(true)),
+        ]);
+        assert_eq!(resolve(&optional).unwrap(), pairs(&[]));
+    }
+
+    #[test]
+    fn companions_in_another_namespace_are_not_found() {
+        let error =
+            resolve(&with_env(vec![config_map_key("K", "elsewhere", "k", None)])).unwrap_err();
+        assert!(matches!(error, EnvError::MissingObject { .. }), "{error}");
+    }
+
+    #[test]
+    fn binary_secret_value_is_an_error() {
+        let container = with_env(vec![from(
+            "B",
+            EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: "token".to_owned(),
+                    key: "binary".to_owned(),
+                    optional: None,
+                }),
+                ..EnvVarSource::default()
+            },
+        )]);
+        assert!(matches!(resolve(&container), Err(EnvError::NotText { .. })));
+    }
+
+    #[test]
+    fn env_from_imports_with_prefix_before_env() {
+        let container = Container {
+            env_from: Some(vec![
+                EnvFromSource {
+                    config_map_ref: Some(ConfigMapEnvSource {
+                        name: "settings".to_owned(),
+                        optional: None,
+                    }),
+                    prefix: Some("CFG_".to_owned()),
+                    secret_ref: None,
+                },
+                EnvFromSource {
+                    config_map_ref: None,
+                    prefix: None,
+                    secret_ref: Some(SecretEnvSource {
+                        name: "absent".to_owned(),
+                        optional: Some(true),
+                    }),
+                },
+            ]),
+            env: Some(vec![
+                literal("RUN", "lr=$(CFG_lr)"),
+                literal("CFG_epochs", "5"),
+            ]),
+            ..Container::default()
+        };
+        assert_eq!(
+            resolve(&container).unwrap(),
+            pairs(&[("CFG_epochs", "5"), ("CFG_lr", "0.1"), ("RUN", "lr=0.1")])
+        );
+    }
+
+    #[test]
+    fn missing_env_from_object_names_the_import() {
+        let container = Container {
+            env_from: Some(vec![EnvFromSource {
+                config_map_ref: None,
+                prefix: None,
+                secret_ref: Some(SecretEnvSource {
+                    name: "absent".to_owned(),
+                    optional: None,
+                }),
+            }]),
+            ..Container::default()
+        };
+        assert_eq!(
+            resolve(&container).unwrap_err().to_string(),
+            "replica mnist-worker-0: env envFrom[0]: Secret `absent` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+        );
+    }
+}
