@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::core::v1::{Container, PodTemplateSpec};
 use schemars::JsonSchema;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -138,6 +138,16 @@ impl ReplicaSpec {
     #[must_use]
     pub fn replicas_or_default(&self) -> i32 {
         self.replicas.unwrap_or(1)
+    }
+
+    /// The template's containers (none when the template has no pod spec).
+    #[must_use]
+    pub fn containers(&self) -> &[Container] {
+        self.template
+            .spec
+            .as_ref()
+            .map(|pod| pod.containers.as_slice())
+            .unwrap_or_default()
     }
 }
 

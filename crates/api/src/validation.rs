@@ -246,12 +246,7 @@ fn validate_replicas(
 
 fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues: &mut Vec<Issue>) {
     let pod_path = path.field("template").field("spec");
-    let containers = spec
-        .template
-        .spec
-        .as_ref()
-        .map(|pod| pod.containers.as_slice())
-        .unwrap_or_default();
+    let containers = spec.containers();
     if containers.is_empty() {
         let expected = kind.default_container().map_or_else(
             || "at least one container".to_owned(),

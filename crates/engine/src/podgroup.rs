@@ -214,14 +214,8 @@ pub fn min_resources(job: &TrainingJob, min_member: i32) -> BTreeMap<String, Qua
 
 /// What one pod of a replica spec needs, per resource, summed over its containers.
 fn pod_needs(spec: &ReplicaSpec) -> Vec<(String, Amount)> {
-    let containers = spec
-        .template
-        .spec
-        .as_ref()
-        .map(|pod| pod.containers.as_slice())
-        .unwrap_or_default();
     let mut needs = Vec::new();
-    for container in containers {
+    for container in spec.containers() {
         let Some(resources) = &container.resources else {
             continue;
         };
