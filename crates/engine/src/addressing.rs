@@ -102,8 +102,7 @@ pub fn declared_port(job: &TrainingJob, replica_type: &ReplicaType) -> Option<i3
     let declared = job
         .replica_specs()
         .get(replica_type)
-        .and_then(|spec| spec.template.spec.as_ref())
-        .and_then(|pod| pod.containers.iter().find(|c| c.name == container_name))
+        .and_then(|spec| spec.containers().iter().find(|c| c.name == container_name))
         .and_then(|container| {
             container
                 .ports
