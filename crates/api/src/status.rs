@@ -70,6 +70,27 @@ pub enum JobConditionType {
     Suspended,
 }
 
+impl JobConditionType {
+    /// The type's name, as in `status.conditions[].type`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobConditionType::Created => "Created",
+            JobConditionType::Running => "Running",
+            JobConditionType::Restarting => "Restarting",
+            JobConditionType::Succeeded => "Succeeded",
+            JobConditionType::Failed => "Failed",
+            JobConditionType::Suspended => "Suspended",
+        }
+    }
+}
+
+impl std::fmt::Display for JobConditionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Status of a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum ConditionStatus {

@@ -5,11 +5,15 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) written
-/// as kubeflow.org/v1 manifests: check them, see what they create, and (soon) run them on this
-/// machine or on Kubernetes.
+/// as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
 #[derive(Debug, Parser)]
 #[command(name = "trainctl", version, propagate_version = true, after_help = EXAMPLES)]
 pub struct Cli {
+    /// The state directory: the job database and the replicas' logs [default:
+    /// ~/.local/share/trainctl].
+    #[arg(long, global = true, value_name = "DIR", env = "TRAINCTL_HOME")]
+    pub state_dir: Option<PathBuf>,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -17,8 +21,10 @@ pub struct Cli {
 
 const EXAMPLES: &str = "\
 Examples:
+  trainctl run -f examples/tfjob-mwms.yaml   run a TFJob on this machine, logs and status live
+  trainctl get                               the jobs run here, with their state
+  trainctl logs digits-mwms --replica worker-1
   trainctl validate -f job.yaml              check a manifest (exit 0 valid, 2 invalid)
-  trainctl validate -f job.yaml -o yaml      ... and print the job with every default filled in
   trainctl render -f job.yaml                the Pods and Services the operator would create
   trainctl crd --dir deploy/crds             write the CustomResourceDefinitions";
 
@@ -50,6 +56,177 @@ Examples:
   trainctl crd | kubectl apply --server-side -f -
   trainctl crd --dir deploy/crds")]
     Crd(CrdArgs),
+
+    /// Run a job on this machine, in the foreground: each replica is a local process with the env
+    /// the operator injects (TF_CONFIG, MASTER_ADDR...) on loopback ports. Logs stream on stderr
+    /// prefixed `worker-1 |`, status changes as they happen, and a summary at the end. Exit 0 if
+    /// the job Succeeded, 1 if it Failed, 2 if the manifest is invalid, 130 on Ctrl-C (which stops
+    /// every replica).
+    #[command(after_help = "\
+The image is not pulled: each replica runs its `command` with this machine's programs, and
+inherits trainctl's environment (activate a virtualenv first) with the pod's env on top.
+Replicas restart in place by their restartPolicy with the kubelet's back-off; the job's
+restarts, backoffLimit, activeDeadlineSeconds and successPolicy follow the operator's rules.
+A job waits while other running jobs hold the GPUs (or CPU, memory) it needs, and fails at once
+if this machine can never fit it. The job and its logs stay in the state directory: see
+`trainctl get` and `trainctl logs`.
+
+Examples:
+  trainctl run -f examples/tfjob-mwms.yaml
+  trainctl run -f job.yaml -o json > final.json      the final job, with status, on stdout
+  trainctl run -f job.yaml --gpus 4                  pretend this machine has 4 GPUs
+  trainctl run -f job.yaml --restart-backoff 1s      restart failed replicas sooner")]
+    Run(RunArgs),
+
+    /// List the jobs run on this machine, or show one: NAME, STATE, AGE (`-o wide` adds
+    /// replicas, restarts and duration).
+    #[command(after_help = "\
+Examples:
+  trainctl get                       every job, every kind
+  trainctl get tfjobs                TFJobs only (kubectl spellings: tfjob, tfjobs, TFJob)
+  trainctl get tfjob digits-mwms -o yaml")]
+    Get(GetArgs),
+
+    /// Print a job's logs: one replica's with `--replica`, else every replica's, each line
+    /// prefixed with its replica.
+    #[command(after_help = "\
+Examples:
+  trainctl logs digits-mwms
+  trainctl logs digits-mwms --replica worker-1
+  trainctl logs tfjob digits-mwms --replica chief-0")]
+    Logs(LogsArgs),
+
+    /// Internal: the keeper process between trainctl and one replica's command.
+    #[command(name = "__replica", hide = true)]
+    Replica(ReplicaArgs),
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The manifest: one job, plus the ConfigMaps and Secrets its env reads; `-` reads stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Namespace of a job that names none (default `default`).
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
+
+    /// Print the final job, with its status, on stdout in this format.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<Format>,
+
+    /// Do not stream the replicas' output to the terminal (it is still kept for `trainctl logs`).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+
+    /// CPUs this machine offers replicas [default: its cores].
+    #[arg(long, value_name = "N", env = "TRAINCTL_CPUS")]
+    pub cpus: Option<String>,
+
+    /// Memory this machine offers replicas, as a quantity (`64Gi`) [default: its RAM].
+    #[arg(long, value_name = "QTY", env = "TRAINCTL_MEMORY")]
+    pub memory: Option<String>,
+
+    /// GPUs this machine has, numbered from 0 [default: those nvidia-smi lists].
+    #[arg(long, value_name = "N", env = "TRAINCTL_GPUS")]
+    pub gpus: Option<u32>,
+
+    /// The first in-place restart's back-off, doubling up to --restart-backoff-max (the
+    /// kubelet's: 10s to 5m).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        env = "TRAINCTL_RESTART_BACKOFF"
+    )]
+    pub restart_backoff: jiff::SignedDuration,
+
+    /// The longest restart back-off.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        env = "TRAINCTL_RESTART_BACKOFF_MAX"
+    )]
+    pub restart_backoff_max: jiff::SignedDuration,
+}
+
+/// Arguments of `get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// The kind (`tfjob`, `tfjobs`, `TFJob`, `pytorchjob`...); every kind when omitted.
+    #[arg(value_name = "KIND")]
+    pub kind: Option<String>,
+
+    /// A job's name.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// The namespace.
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        value_name = "NS",
+        default_value = "default"
+    )]
+    pub namespace: String,
+
+    /// Every namespace.
+    #[arg(short = 'A', long = "all-namespaces", conflicts_with = "namespace")]
+    pub all_namespaces: bool,
+
+    /// Output format: a table (`wide` adds columns), or the job objects.
+    #[arg(short = 'o', long = "output", value_enum)]
+    pub output: Option<GetFormat>,
+}
+
+/// How `get` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GetFormat {
+    /// The table with more columns.
+    Wide,
+    /// YAML objects.
+    Yaml,
+    /// JSON objects.
+    Json,
+}
+
+/// Arguments of `logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// `NAME`, or `KIND NAME` when jobs of several kinds share the name.
+    #[arg(value_name = "[KIND] NAME", num_args = 1..=2, required = true)]
+    pub target: Vec<String>,
+
+    /// One replica, as `<type>-<index>` (`worker-1`, `chief-0`, `launcher`...).
+    #[arg(long, value_name = "REPLICA")]
+    pub replica: Option<String>,
+
+    /// The namespace.
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        value_name = "NS",
+        default_value = "default"
+    )]
+    pub namespace: String,
+}
+
+/// Arguments of the internal `__replica` keeper.
+#[derive(Debug, Args)]
+pub struct ReplicaArgs {
+    /// The pid of the trainctl process that started this keeper.
+    #[arg(long)]
+    pub parent: i32,
+
+    /// Seconds between SIGTERM and SIGKILL when the replica is stopped.
+    #[arg(long)]
+    pub grace_seconds: f64,
+
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Arguments of `validate`.

@@ -6,6 +6,9 @@ mod cli;
 mod commands;
 mod diagnostics;
 mod output;
+mod state;
+mod summary;
+mod table;
 
 use std::process::ExitCode;
 

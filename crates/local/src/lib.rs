@@ -1,14 +1,22 @@
 //! The local runtime of trainctl: a kubelet for processes (DESIGN.md, "The local runtime model").
 //!
-//! These modules are the pure pieces the runtime is built from: `$(VAR)` expansion, env
-//! resolution, resource quantities and node capacity, gang admission and loopback ports. They do
-//! no process supervision; each rule is a plain unit test.
+//! The pure pieces (`$(VAR)` expansion, env resolution, resource quantities and node capacity,
+//! gang admission, loopback ports) are plain functions with unit tests. Around them: the
+//! [`keeper`] that sits between trainctl and each replica so that no process outlives it,
+//! [`process`] starts and signals, [`logs`] capture, the SQLite [`store`], and the [`runner`]
+//! that executes the engine's plans for `trainctl run`.
 
 pub mod admission;
 pub mod env;
 pub mod expand;
+pub mod keeper;
+pub mod logs;
 pub mod ports;
+pub mod process;
+pub mod process_identity;
 pub mod resources;
+pub mod runner;
+pub mod store;
 
 pub use admission::{Admission, Allocation, FreeResources, admit};
 pub use env::{EnvContext, EnvError, resolve_env};

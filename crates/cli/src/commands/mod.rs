@@ -1,7 +1,11 @@
 //! One module per subcommand.
 
 mod crd;
+mod get;
+mod logs;
 mod render;
+mod replica;
+mod run;
 mod validate;
 
 use std::process::ExitCode;
@@ -10,9 +14,14 @@ use crate::cli::{Cli, Command};
 
 /// Runs the parsed command line; the exit code follows DESIGN's CLI contract.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let state = cli.state_dir.as_deref();
     match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::Render(args) => render::run(&args),
         Command::Crd(args) => crd::run(&args),
+        Command::Run(args) => run::run(&args, state),
+        Command::Get(args) => get::run(&args, state),
+        Command::Logs(args) => logs::run(&args, state),
+        Command::Replica(args) => Ok(replica::run(args)),
     }
 }

@@ -25,14 +25,6 @@ impl<'a> Wording<'a> {
 
     /// `<Kind><Type>`, e.g. `TFJobRunning`, `MPIJobFailed`.
     pub(crate) fn reason(&self, type_: JobConditionType) -> String {
-        let type_ = match type_ {
-            JobConditionType::Created => "Created",
-            JobConditionType::Running => "Running",
-            JobConditionType::Restarting => "Restarting",
-            JobConditionType::Succeeded => "Succeeded",
-            JobConditionType::Failed => "Failed",
-            JobConditionType::Suspended => "Suspended",
-        };
         format!("{}{type_}", self.kind)
     }
 

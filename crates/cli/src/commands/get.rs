@@ -1,0 +1,169 @@
+//! `trainctl get`: the jobs in the state directory, as a kubectl-like table or as objects.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use jiff::Timestamp;
+use serde::Serialize;
+use trainctl_api::{JobConditionType, JobKind, TrainingJob};
+use trainctl_local::store::{JobRecord, Store};
+
+use crate::cli::{Format, GetArgs, GetFormat};
+use crate::output;
+use crate::state::state_dir;
+use crate::table::Table;
+
+/// Lists or shows jobs; exit 1 when a named job does not exist.
+pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let kind = args
+        .kind
+        .as_deref()
+        .map(str::parse::<JobKind>)
+        .transpose()
+        .context("KIND")?;
+    let store = Store::open(&state_dir(state)?)?;
+    let namespace = (!args.all_namespaces).then_some(args.namespace.as_str());
+    let mut records = store.jobs(namespace, kind)?;
+    if let Some(name) = &args.name {
+        records.retain(|record| &record.name == name);
+        if records.is_empty() {
+            let what = kind.map_or("job", JobKind::singular);
+            eprintln!(
+                "error: {what} \"{name}\" not found in namespace \"{}\"",
+                args.namespace
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    match args.output {
+        Some(GetFormat::Json) => print_objects(&records, args.name.is_some(), Format::Json)?,
+        Some(GetFormat::Yaml) => print_objects(&records, args.name.is_some(), Format::Yaml)?,
+        wide => {
+            if records.is_empty() {
+                match namespace {
+                    Some(namespace) => eprintln!("No jobs found in {namespace} namespace."),
+                    None => eprintln!("No jobs found."),
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let table = table(
+                &records,
+                kind.is_none(),
+                args.all_namespaces,
+                wide.is_some(),
+            );
+            print!("{}", table.render());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One job as an object, or several as a v1 `List`.
+fn print_objects(records: &[JobRecord], single: bool, format: Format) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct List<'a> {
+        api_version: &'static str,
+        kind: &'static str,
+        items: Vec<&'a TrainingJob>,
+    }
+    if single && records.len() == 1 {
+        return output::print(&records[0].job, format);
+    }
+    output::print(
+        &List {
+            api_version: "v1",
+            kind: "List",
+            items: records.iter().map(|record| &record.job).collect(),
+        },
+        format,
+    )
+}
+
+fn table(records: &[JobRecord], with_kind: bool, with_namespace: bool, wide: bool) -> Table {
+    let now = Timestamp::now();
+    let mut table = Table::new([
+        "NAMESPACE",
+        "NAME",
+        "STATE",
+        "AGE",
+        "REPLICAS",
+        "RESTARTS",
+        "DURATION",
+    ]);
+    for record in records {
+        let name = if with_kind {
+            format!("{}/{}", record.kind.singular(), record.name)
+        } else {
+            record.name.clone()
+        };
+        let status = record.job.status();
+        let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+        let ended = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
+        let duration = started.map(|start| ended.unwrap_or(now).duration_since(start));
+        table.row([
+            record.namespace.clone(),
+            name,
+            state(record).to_owned(),
+            age(now.duration_since(record.created_at)),
+            replicas(&record.job),
+            record.retired_restarts.to_string(),
+            duration.map_or_else(|| "-".to_owned(), age),
+        ]);
+    }
+    let mut keep = vec![with_namespace, true, true, true];
+    keep.extend([wide; 3]);
+    table.keep_columns(&keep);
+    table
+}
+
+/// The job's state in one word: its latest condition that holds, or `Lost` when it did not
+/// finish and the trainctl process running it is gone.
+pub fn state(record: &JobRecord) -> &'static str {
+    let status = record.job.status();
+    let holds = |type_| status.is_some_and(|status| status.is_true(type_));
+    let order = [
+        JobConditionType::Succeeded,
+        JobConditionType::Failed,
+        JobConditionType::Suspended,
+        JobConditionType::Restarting,
+        JobConditionType::Running,
+    ];
+    if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
+        if !record.finished && !record.owner.is_some_and(|owner| owner.is_alive()) {
+            return "Lost";
+        }
+        return type_.as_str();
+    }
+    if record.finished {
+        "Failed"
+    } else if record.owner.is_some_and(|owner| owner.is_alive()) {
+        if status.is_some_and(|s| s.condition(JobConditionType::Created).is_some()) {
+            "Created"
+        } else {
+            "Pending"
+        }
+    } else {
+        "Lost"
+    }
+}
+
+/// `Worker:2 PS:1`.
+fn replicas(job: &TrainingJob) -> String {
+    job.replica_specs()
+        .iter()
+        .map(|(replica_type, spec)| format!("{replica_type}:{}", spec.replicas_or_default()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// kubectl's age: `45s`, `3m`, `2h`, `5d`.
+fn age(duration: jiff::SignedDuration) -> String {
+    let seconds = duration.as_secs().max(0);
+    match seconds {
+        0..120 => format!("{seconds}s"),
+        120..7_200 => format!("{}m", seconds / 60),
+        7_200..172_800 => format!("{}h", seconds / 3_600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}

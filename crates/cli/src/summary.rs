@@ -1,0 +1,56 @@
+//! The end of `trainctl run`: how the job ended, and each replica's exit and restarts.
+
+use std::fmt::Write as _;
+
+use trainctl_local::logs::Console;
+use trainctl_local::runner::{RunEnd, RunReport};
+
+use crate::table::Table;
+
+/// Prints the summary on stderr.
+pub fn print(report: &RunReport, console: &Console) {
+    let job = &report.job;
+    let outcome = match report.end {
+        RunEnd::Succeeded => "Succeeded".to_owned(),
+        RunEnd::Failed => "Failed".to_owned(),
+        RunEnd::Interrupted(signal) => format!("interrupted ({})", signal.as_str()),
+    };
+    let mut text = format!(
+        "{}/{} {outcome} after {:.1}s",
+        job.kind().singular(),
+        job.name(),
+        report.duration.as_secs_f64()
+    );
+    if report.replicas.is_empty() {
+        console.say(&text);
+        return;
+    }
+    let mut table = Table::new(["REPLICA", "STATE", "EXIT", "RESTARTS", "PORT", "GPUS"]);
+    for replica in &report.replicas {
+        table.row([
+            replica.slot.to_string(),
+            replica.state.as_str().to_owned(),
+            replica
+                .exit_code
+                .map_or_else(|| "-".to_owned(), |code| code.to_string()),
+            replica.restarts.to_string(),
+            replica
+                .port
+                .map_or_else(|| "-".to_owned(), |port| port.to_string()),
+            if replica.gpus.is_empty() {
+                "-".to_owned()
+            } else {
+                replica
+                    .gpus
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+        ]);
+    }
+    for line in table.render().lines() {
+        let _ = write!(text, "\n  {line}");
+    }
+    console.say(&text);
+}

@@ -1,0 +1,74 @@
+//! Plain-text tables, as kubectl prints them: left-aligned columns, three spaces apart.
+
+/// A table being built.
+#[derive(Debug, Clone)]
+pub struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column headers.
+    pub fn new<const N: usize>(headers: [&str; N]) -> Table {
+        Table {
+            rows: vec![headers.iter().map(|h| (*h).to_owned()).collect()],
+        }
+    }
+
+    /// Adds a row.
+    pub fn row<const N: usize>(&mut self, cells: [String; N]) {
+        self.rows.push(cells.into());
+    }
+
+    /// Keeps only the columns whose flag is `true` (a missing flag keeps the column).
+    pub fn keep_columns(&mut self, keep: &[bool]) {
+        for row in &mut self.rows {
+            let mut column = 0;
+            row.retain(|_| {
+                let kept = keep.get(column).copied().unwrap_or(true);
+                column += 1;
+                kept
+            });
+        }
+    }
+
+    /// The table as lines, each ending in a newline; trailing spaces trimmed.
+    pub fn render(&self) -> String {
+        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..columns)
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .filter_map(|row| row.get(c))
+                    .map(|cell| cell.chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &self.rows {
+            let mut line = String::new();
+            for (cell, width) in row.iter().zip(&widths) {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', width - cell.chars().count() + 3));
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_aligned_three_spaces_apart() {
+        let mut table = Table::new(["NAME", "STATE"]);
+        table.row(["digits-mwms".to_owned(), "Succeeded".to_owned()]);
+        assert_eq!(
+            table.render(),
+            "NAME          STATE\ndigits-mwms   Succeeded\n"
+        );
+    }
+}

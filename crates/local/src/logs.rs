@@ -1,0 +1,209 @@
+//! Log capture: each replica's stdout and stderr, merged as `kubectl logs` shows them, go to the
+//! replica's log file in the state directory and, line by line with a `worker-1 | ` prefix, to
+//! the terminal.
+//!
+//! A pump is a thread per running replica: it reads the pipe in large chunks and writes the chunk
+//! to the file as it came, so capture costs the replica one pipe and nothing else; the terminal
+//! copy is assembled per line so that replicas' lines never interleave mid-line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, IsTerminal, PipeReader, Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+
+/// A line longer than this reaches the terminal in pieces rather than waiting for its end.
+const MAX_PENDING_LINE: usize = 64 * 1024;
+/// How much a pump reads at once.
+const CHUNK: usize = 128 * 1024;
+
+/// Where replicas' prefixed lines go: the terminal's stderr (or nowhere).
+#[derive(Debug, Clone)]
+pub struct Console {
+    inner: Arc<ConsoleInner>,
+}
+
+#[derive(Debug)]
+struct ConsoleInner {
+    /// Serializes lines from different replicas.
+    lock: Mutex<()>,
+    /// Whether replicas' lines are shown at all.
+    show_logs: bool,
+    /// Whether stderr is a terminal that takes colours.
+    colour: bool,
+}
+
+/// The colours prefixes cycle through, as ANSI SGR codes.
+const PALETTE: [&str; 6] = ["36", "33", "35", "32", "34", "31"];
+
+impl Console {
+    /// A console on this process's stderr; `show_logs: false` keeps replicas' output in their
+    /// log files only. Colour is used when stderr is a terminal and `NO_COLOR` is not set.
+    #[must_use]
+    pub fn stderr(show_logs: bool) -> Console {
+        let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Console {
+            inner: Arc::new(ConsoleInner {
+                lock: Mutex::new(()),
+                show_logs,
+                colour,
+            }),
+        }
+    }
+
+    /// The prefix for the `n`th replica named `name`, padded to `width` and coloured on a TTY.
+    #[must_use]
+    pub fn prefix(&self, name: &str, width: usize, n: usize) -> String {
+        if self.inner.colour {
+            let colour = PALETTE[n % PALETTE.len()];
+            format!("\x1b[{colour}m{name:<width$} |\x1b[0m ")
+        } else {
+            format!("{name:<width$} | ")
+        }
+    }
+
+    /// Prints one of trainctl's own messages, between replicas' lines.
+    pub fn say(&self, message: &str) {
+        let _guard = self.lock();
+        let mut err = io::stderr().lock();
+        let _ = if self.inner.colour {
+            writeln!(err, "\x1b[1mtrainctl:\x1b[0m {message}")
+        } else {
+            writeln!(err, "trainctl: {message}")
+        };
+    }
+
+    /// Whether this console prints in colour.
+    #[must_use]
+    pub fn colour(&self) -> bool {
+        self.inner.colour
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes complete `lines` (each ending in `\n`, or a forced piece) after `prefix`.
+    fn write_lines(&self, prefix: &str, lines: &[u8]) {
+        if !self.inner.show_logs || lines.is_empty() {
+            return;
+        }
+        let _guard = self.lock();
+        let mut err = io::stderr().lock();
+        for line in lines.split_inclusive(|&byte| byte == b'\n') {
+            let _ = err.write_all(prefix.as_bytes());
+            let _ = err.write_all(line);
+            if !line.ends_with(b"\n") {
+                let _ = err.write_all(b"\n");
+            }
+        }
+        let _ = err.flush();
+    }
+}
+
+/// Opens (creating it and its directory) a replica's log file for appending.
+pub fn open_log_file(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+/// Starts a thread that copies `pipe` into `file` and, prefixed, to `console` until every writer
+/// of the pipe has closed it (the replica and all it started have exited).
+pub fn pump(
+    pipe: PipeReader,
+    file: File,
+    console: Console,
+    prefix: String,
+) -> io::Result<JoinHandle<()>> {
+    thread::Builder::new()
+        .name(format!("logs {}", prefix.trim_end_matches([' ', '|'])))
+        .spawn(move || copy(pipe, file, &console, &prefix))
+}
+
+fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
+    let mut chunk = vec![0_u8; CHUNK];
+    let mut pending: Vec<u8> = Vec::new();
+    let mut file_ok = true;
+    loop {
+        let read = match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let data = &chunk[..read];
+        if file_ok && file.write_all(data).is_err() {
+            // A full disk must not block the replica: keep draining the pipe.
+            file_ok = false;
+        }
+        pending.extend_from_slice(data);
+        let complete = match pending.iter().rposition(|&byte| byte == b'\n') {
+            Some(last) => last + 1,
+            None if pending.len() >= MAX_PENDING_LINE => pending.len(),
+            None => 0,
+        };
+        console.write_lines(prefix, &pending[..complete]);
+        pending.drain(..complete);
+    }
+    console.write_lines(prefix, &pending);
+    let _ = file.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("logs/worker-0.log");
+        let file = open_log_file(&path).expect("log file");
+        let (reader, mut writer) = io::pipe().expect("pipe");
+        let console = Console::stderr(false);
+        let handle = pump(reader, file, console, "worker-0 | ".to_owned()).expect("pump");
+        let mut expected = Vec::new();
+        for line in 0..10_000 {
+            let text = format!("line {line}\n");
+            writer.write_all(text.as_bytes()).expect("write");
+            expected.extend_from_slice(text.as_bytes());
+        }
+        writer.write_all(b"no newline at the end").expect("write");
+        expected.extend_from_slice(b"no newline at the end");
+        drop(writer);
+        handle.join().expect("pump thread");
+        assert_eq!(std::fs::read(&path).expect("read log"), expected);
+    }
+
+    #[test]
+    fn log_files_are_appended_to_across_restarts() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("chief-0.log");
+        for run in ["first\n", "second\n"] {
+            let mut file = open_log_file(&path).expect("log file");
+            file.write_all(run.as_bytes()).expect("write");
+        }
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "first\nsecond\n"
+        );
+    }
+
+    #[test]
+    fn prefixes_are_padded_and_plain_without_a_terminal() {
+        let console = Console {
+            inner: Arc::new(ConsoleInner {
+                lock: Mutex::new(()),
+                show_logs: true,
+                colour: false,
+            }),
+        };
+        assert_eq!(console.prefix("ps-0", 8, 3), "ps-0     | ");
+    }
+}

@@ -1,0 +1,281 @@
+//! From a job to what each replica slot runs: the engine's pod (with the env it injects for the
+//! loopback addresses), the kubelet's env resolution, the GPUs admission gave it, and the command
+//! looked up on this machine.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Container, Pod};
+use trainctl_api::manifest::Companion;
+use trainctl_api::{ReplicaType, TrainingJob};
+use trainctl_engine::addressing::Addressing;
+use trainctl_engine::objects::{BuildOptions, build_objects, replica_slots};
+use trainctl_engine::reconcile::ReplicaSlot;
+
+use crate::admission::Allocation;
+use crate::env::{EnvContext, resolve_env};
+use crate::expand::expand_command_and_args;
+use crate::logs::Console;
+use crate::process::Launch;
+use crate::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
+use crate::runner::pod::PodRestart;
+
+/// Kubernetes' default `terminationGracePeriodSeconds`.
+const DEFAULT_GRACE_SECONDS: i64 = 30;
+
+/// What one replica slot runs.
+#[derive(Debug, Clone)]
+pub struct PreparedReplica {
+    /// How to start its process.
+    pub launch: Launch,
+    /// The pod-level restart policy.
+    pub policy: PodRestart,
+    /// Its port on the loopback interface, if it has one.
+    pub port: Option<u16>,
+    /// The GPUs it sees.
+    pub gpus: Vec<u32>,
+}
+
+/// Why a replica cannot run on this machine as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{replica}: {message}")]
+pub struct LaunchError {
+    /// The replica, e.g. `worker-1`.
+    pub replica: String,
+    /// What is wrong and what would be right.
+    pub message: String,
+}
+
+/// Where and with what a job's replicas are prepared.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchContext<'a> {
+    /// The ConfigMaps and Secrets submitted with the job.
+    pub companions: &'a [Companion],
+    /// This machine.
+    pub capacity: &'a NodeCapacity,
+    /// What `spec.nodeName` reports.
+    pub node_name: &'a str,
+    /// The directory of the job's log files.
+    pub logs_dir: &'a Path,
+    /// Where prefixes are coloured, or not.
+    pub console: &'a Console,
+}
+
+/// Prepares every slot of `job` with these loopback `ports` and GPU `allocation`; collects every
+/// replica's problem rather than stopping at the first.
+pub fn prepare(
+    job: &TrainingJob,
+    ports: &BTreeMap<(ReplicaType, i32), u16>,
+    allocation: &Allocation,
+    context: &LaunchContext<'_>,
+) -> Result<BTreeMap<ReplicaSlot, PreparedReplica>, Vec<LaunchError>> {
+    let options = BuildOptions {
+        addressing: Addressing::Loopback {
+            ports: ports.clone(),
+        },
+        ..BuildOptions::default()
+    };
+    let slot_of_name: BTreeMap<String, ReplicaSlot> = replica_slots(job)
+        .into_iter()
+        .map(|(replica_type, index)| {
+            let slot = ReplicaSlot::new(replica_type, index);
+            (slot.name(job.name()), slot)
+        })
+        .collect();
+    let width = slot_of_name
+        .values()
+        .map(|slot| slot.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let mut prepared = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (n, pod) in build_objects(job, &options).pods.into_iter().enumerate() {
+        let Some(slot) = pod
+            .metadata
+            .name
+            .as_ref()
+            .and_then(|name| slot_of_name.get(name))
+        else {
+            continue;
+        };
+        let key = (slot.replica_type.clone(), slot.index);
+        let gpus = allocation.gpus.get(&key).cloned().unwrap_or_default();
+        let prefix = context.console.prefix(&slot.to_string(), width, n);
+        match prepare_one(job, slot, &pod, &gpus, allocation, prefix, context) {
+            Ok(mut replica) => {
+                replica.port = ports.get(&key).copied();
+                prepared.insert(slot.clone(), replica);
+            }
+            Err(message) => errors.push(LaunchError {
+                replica: slot.to_string(),
+                message,
+            }),
+        }
+    }
+    if errors.is_empty() {
+        Ok(prepared)
+    } else {
+        Err(errors)
+    }
+}
+
+fn prepare_one(
+    job: &TrainingJob,
+    slot: &ReplicaSlot,
+    pod: &Pod,
+    gpus: &[u32],
+    allocation: &Allocation,
+    prefix: String,
+    context: &LaunchContext<'_>,
+) -> Result<PreparedReplica, String> {
+    let spec = pod.spec.as_ref().ok_or("the pod has no spec")?;
+    let container = main_container(job, &spec.containers).ok_or("the pod has no containers")?;
+    let env_context = EnvContext {
+        pod,
+        node_name: context.node_name,
+        capacity: context.capacity,
+        companions: context.companions,
+    };
+    let mut env = resolve_env(&env_context, container).map_err(|error| error.to_string())?;
+    let key = (slot.replica_type.clone(), slot.index);
+    for (name, value) in allocation.device_env(&key) {
+        env.retain(|(existing, _)| existing != name);
+        env.push((name.to_owned(), value));
+    }
+    let argv = expand_command_and_args(container, &env);
+    let working_dir = container.working_dir.as_ref().map(PathBuf::from);
+    if let Some(dir) = &working_dir
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "workingDir `{}` is not a directory on this machine (the container image's files are not available locally)",
+            dir.display()
+        ));
+    }
+    check_command(container, &argv, &env, working_dir.as_deref())?;
+    let grace = spec
+        .termination_grace_period_seconds
+        .unwrap_or(DEFAULT_GRACE_SECONDS)
+        .max(0)
+        .unsigned_abs();
+    let policy = PodRestart::parse(spec.restart_policy.as_deref());
+    Ok(PreparedReplica {
+        launch: Launch {
+            argv,
+            env,
+            working_dir,
+            grace: Duration::from_secs(grace),
+            log_path: context.logs_dir.join(format!("{slot}.log")),
+            prefix,
+        },
+        policy,
+        port: None,
+        gpus: gpus.to_vec(),
+    })
+}
+
+/// The container that runs locally: the kind's default container (`tensorflow`, `pytorch`...)
+/// when the pod has it, else the first.
+fn main_container<'a>(job: &TrainingJob, containers: &'a [Container]) -> Option<&'a Container> {
+    let default = job.kind().default_container();
+    containers
+        .iter()
+        .find(|container| Some(container.name.as_str()) == default)
+        .or_else(|| containers.first())
+}
+
+/// Checks that the command exists here: a path must name a file, a bare name must be on the
+/// `PATH` the replica will have.
+fn check_command(
+    container: &Container,
+    argv: &[String],
+    env: &[(String, String)],
+    working_dir: Option<&Path>,
+) -> Result<(), String> {
+    let image = container
+        .image
+        .as_deref()
+        .map(|image| format!(" of image `{image}`"))
+        .unwrap_or_default();
+    let Some(program) = argv.first().filter(|program| !program.is_empty()) else {
+        return Err(format!(
+            "container `{}` has no `command`: locally the entrypoint{image} is not available; set `command` (and `args`)",
+            container.name
+        ));
+    };
+    let cwd = match working_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => {
+            std::env::current_dir().map_err(|error| format!("no working directory: {error}"))?
+        }
+    };
+    let path: Option<OsString> = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .map(|(_, value)| value.into())
+        .or_else(|| std::env::var_os("PATH"));
+    which::which_in(program, path, cwd).map(drop).map_err(|_| {
+        format!(
+            "command `{program}` not found on this machine (the container image's files{image} are not available locally; install it here or put it on PATH)"
+        )
+    })
+}
+
+/// What each slot of `job` needs, from its replica templates.
+pub fn needs(job: &TrainingJob) -> Result<Vec<ReplicaNeeds>, LaunchError> {
+    let mut all = Vec::new();
+    for (replica_type, spec) in job.replica_specs().iter() {
+        let Some(pod_spec) = spec.template.spec.as_ref() else {
+            continue;
+        };
+        for index in 0..spec.replicas_or_default() {
+            let needs = ReplicaNeeds::of_pod(replica_type.clone(), index, pod_spec).map_err(
+                |error: InvalidResource| LaunchError {
+                    replica: ReplicaSlot::new(replica_type.clone(), index).to_string(),
+                    message: error.to_string(),
+                },
+            )?;
+            all.push(needs);
+        }
+    }
+    Ok(all)
+}
+
+/// What each replica type runs that is not run locally: containers besides the main one and init
+/// containers, as `(replica type, container names)`.
+#[must_use]
+pub fn not_run_locally(job: &TrainingJob) -> Vec<(ReplicaType, Vec<String>)> {
+    let mut skipped = Vec::new();
+    for (replica_type, spec) in job.replica_specs().iter() {
+        let Some(pod_spec) = spec.template.spec.as_ref() else {
+            continue;
+        };
+        let main = main_container(job, &pod_spec.containers).map(|c| c.name.clone());
+        let names: Vec<String> = pod_spec
+            .init_containers
+            .iter()
+            .flatten()
+            .chain(&pod_spec.containers)
+            .map(|container| container.name.clone())
+            .filter(|name| Some(name) != main.as_ref())
+            .collect();
+        if !names.is_empty() {
+            skipped.push((replica_type.clone(), names));
+        }
+    }
+    skipped
+}
+
+/// The images the job's containers name, which are not used locally.
+#[must_use]
+pub fn images(job: &TrainingJob) -> BTreeSet<String> {
+    job.replica_specs()
+        .values()
+        .filter_map(|spec| spec.template.spec.as_ref())
+        .flat_map(|spec| &spec.containers)
+        .filter_map(|container| container.image.clone())
+        .collect()
+}

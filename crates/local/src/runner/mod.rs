@@ -1,0 +1,793 @@
+//! `trainctl run`: one job on this machine, in the foreground, until it succeeds or fails.
+//!
+//! The runner decides nothing about the job: it observes its processes, asks the engine
+//! ([`reconcile`]) what to do, and does it, as the operator does with pods. What it does itself is
+//! the kubelet's part: start a replica's process, restart it in place by the pod's
+//! `restartPolicy` with back-off, report its exit code, and stop it (`SIGTERM`, grace period,
+//! `SIGKILL`). Around that: gang admission on the machine's capacity, loopback ports, the store,
+//! and the terminal.
+
+mod admit;
+mod launch;
+mod pod;
+mod report;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use nix::sys::signal::Signal;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use trainctl_api::manifest::Companion;
+use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, TrainingJob};
+use trainctl_engine::reconcile::{
+    Deletion, EventType, JobEvent, Observed, Plan, ReplicaSlot, RestartBackoff, WaitingFact,
+    reconcile,
+};
+
+use crate::admission::Allocation;
+use crate::logs::Console;
+use crate::ports::PortReservation;
+use crate::process::{self, KeeperCommand, signal_group};
+use crate::process_identity::ProcessIdentity;
+use crate::resources::NodeCapacity;
+use crate::store::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, Store, StoreError};
+
+pub use self::admit::ResourceHold;
+pub use self::launch::LaunchError;
+pub use self::pod::PodRestart;
+pub use self::report::ReplicaSummary;
+
+use self::admit::{Attempt, try_admit};
+use self::launch::{LaunchContext, PreparedReplica, prepare};
+use self::pod::{AfterExit, LocalPod};
+
+/// How long after the grace period a replica that has not exited gets `SIGKILL` from trainctl
+/// itself (its keeper sends one at the end of the grace period already).
+const KILL_MARGIN: Duration = Duration::from_secs(5);
+/// At most this many reconciles in a row without waiting for anything, against a plan that never
+/// settles.
+const MAX_IMMEDIATE_RECONCILES: usize = 100;
+
+/// The settings of a run, beyond the job.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// How to start replica keepers.
+    pub keeper: KeeperCommand,
+    /// This machine's capacity.
+    pub capacity: NodeCapacity,
+    /// The kubelet's in-place restart back-off, also the engine's before re-creating a pod.
+    pub backoff: RestartBackoff,
+    /// What `spec.nodeName` reports.
+    pub node_name: String,
+    /// How often a job waiting for resources tries again.
+    pub admission_poll: Duration,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The job succeeded.
+    Succeeded,
+    /// The job failed.
+    Failed,
+    /// trainctl was asked to stop (Ctrl-C is `SIGINT`); the replicas were stopped.
+    Interrupted(Signal),
+}
+
+/// The outcome of a run: the final job (with its status) and what each replica did.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The job, with its final status.
+    pub job: TrainingJob,
+    /// How it ended.
+    pub end: RunEnd,
+    /// Each replica slot's end.
+    pub replicas: Vec<ReplicaSummary>,
+    /// From the run's start to its end.
+    pub duration: Duration,
+}
+
+/// Why a run could not be carried out (as opposed to a job that failed).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The state database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Signals could not be watched or ports reserved.
+    #[error("{operation}: {source}")]
+    Io {
+        /// What was being done.
+        operation: &'static str,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+}
+
+/// Runs `job` (defaulted and validated) to its end, recording it in `store`.
+pub async fn run(
+    mut job: TrainingJob,
+    companions: &[Companion],
+    store: &mut Store,
+    settings: &RunSettings,
+    console: &Console,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    let now = Timestamp::now();
+    let uid = uuid::Uuid::new_v4().to_string();
+    {
+        let metadata = job.metadata_mut();
+        metadata.uid = Some(uid.clone());
+        metadata.creation_timestamp = Some(Time(now));
+        metadata
+            .namespace
+            .get_or_insert_with(|| "default".to_owned());
+    }
+    let replaced = store.insert_job(&JobRecord {
+        uid: uid.clone(),
+        namespace: job.namespace().to_owned(),
+        name: job.name().to_owned(),
+        kind: job.kind(),
+        job: job.clone(),
+        retired_restarts: 0,
+        owner: Some(ProcessIdentity::current()),
+        created_at: now,
+        updated_at: now,
+        finished: false,
+    })?;
+    if let Some(old) = replaced.uid {
+        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+    }
+    let logs_dir = store.logs_dir(&uid);
+    let mut runner = Runner {
+        uid,
+        job,
+        companions,
+        settings,
+        console,
+        logs_dir,
+        prepared: BTreeMap::new(),
+        pods: BTreeMap::new(),
+        services: BTreeSet::new(),
+        waiting: Vec::new(),
+        retired_restarts: 0,
+        exits: JoinSet::new(),
+        requeue_at: None,
+        admitted: false,
+        summaries: BTreeMap::new(),
+    };
+    let end = runner.drive(store).await?;
+    Ok(RunReport {
+        replicas: runner.summaries.into_values().collect(),
+        job: runner.job,
+        end,
+        duration: started.elapsed(),
+    })
+}
+
+/// A process exit, as the waiting task reports it.
+struct Exit {
+    slot: ReplicaSlot,
+    generation: u64,
+    code: i32,
+}
+
+/// A run in progress.
+struct Runner<'a> {
+    uid: String,
+    job: TrainingJob,
+    companions: &'a [Companion],
+    settings: &'a RunSettings,
+    console: &'a Console,
+    logs_dir: std::path::PathBuf,
+    /// What each slot runs, once admitted.
+    prepared: BTreeMap<ReplicaSlot, PreparedReplica>,
+    /// The pods that exist now.
+    pods: BTreeMap<ReplicaSlot, LocalPod>,
+    /// The services that exist (locally they are nothing but the reserved port).
+    services: BTreeSet<ReplicaSlot>,
+    /// Why the job's pods are held back.
+    waiting: Vec<WaitingFact>,
+    retired_restarts: u32,
+    exits: JoinSet<Exit>,
+    requeue_at: Option<Instant>,
+    admitted: bool,
+    /// Each slot's latest end, for the summary.
+    summaries: BTreeMap<ReplicaSlot, ReplicaSummary>,
+}
+
+/// What woke the runner up.
+enum Wake {
+    Exit(Exit),
+    Timer,
+    Signal(Signal),
+}
+
+impl Runner<'_> {
+    async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
+        let mut interrupt = watch_signal(SignalKind::interrupt())?;
+        let mut terminate = watch_signal(SignalKind::terminate())?;
+        self.announce();
+        if let Err(message) = self.check_runnable() {
+            self.fail_at_once(store, &message)?;
+            return Ok(RunEnd::Failed);
+        }
+        let needs = match launch::needs(&self.job) {
+            Ok(needs) => needs,
+            Err(error) => {
+                self.fail_at_once(store, &error.to_string())?;
+                return Ok(RunEnd::Failed);
+            }
+        };
+        let mut immediate = 0;
+        loop {
+            if !self.admitted {
+                match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
+                    Attempt::Admitted(allocation) => self.admit(&allocation, store)?,
+                    Attempt::Wait(shortfalls) => {
+                        self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
+                    }
+                    Attempt::NeverFits(message) => {
+                        self.fail_at_once(store, &message)?;
+                        return Ok(RunEnd::Failed);
+                    }
+                }
+            }
+            let plan = reconcile(&self.job, &self.observed(), Timestamp::now());
+            let busy = !plan.create_pods.is_empty()
+                || !plan.delete_pods.is_empty()
+                || plan.status.is_some();
+            self.apply(plan, store)?;
+            if self.is_finished() {
+                break;
+            }
+            if busy && immediate < MAX_IMMEDIATE_RECONCILES {
+                immediate += 1;
+                continue;
+            }
+            immediate = 0;
+            let timer = self.next_timer();
+            let wake = tokio::select! {
+                Some(Ok(exit)) = self.exits.join_next() => Wake::Exit(exit),
+                () = sleep_until(timer) => Wake::Timer,
+                _ = interrupt.recv() => Wake::Signal(Signal::SIGINT),
+                _ = terminate.recv() => Wake::Signal(Signal::SIGTERM),
+            };
+            match wake {
+                Wake::Exit(exit) => self.on_exit(&exit, store)?,
+                Wake::Timer => self.on_timer(store)?,
+                Wake::Signal(signal) => {
+                    self.console.say(&format!(
+                        "{}: stopping every replica (press Ctrl-C again to kill them now)",
+                        signal_words(signal)
+                    ));
+                    self.interrupt(signal, store)?;
+                    self.stop_all(store, &mut interrupt, &mut terminate).await?;
+                    store.release(&self.uid)?;
+                    return Ok(RunEnd::Interrupted(signal));
+                }
+            }
+        }
+        self.stop_all(store, &mut interrupt, &mut terminate).await?;
+        store.release(&self.uid)?;
+        let succeeded = self
+            .job
+            .status()
+            .is_some_and(|status| status.is_true(JobConditionType::Succeeded));
+        Ok(if succeeded {
+            RunEnd::Succeeded
+        } else {
+            RunEnd::Failed
+        })
+    }
+
+    /// Says once that images are not used, and what is not run locally.
+    fn announce(&self) {
+        let images = launch::images(&self.job);
+        let kind = self.job.kind().singular();
+        let name = self.job.name();
+        let images = if images.is_empty() {
+            String::new()
+        } else {
+            let list = images.into_iter().collect::<Vec<_>>().join(", ");
+            format!(" (not used locally: {list})")
+        };
+        self.console.say(&format!(
+            "running {kind}/{name} on this machine: each replica runs its command with this machine's programs and files; container images are not pulled{images}"
+        ));
+        for (replica_type, names) in launch::not_run_locally(&self.job) {
+            self.console.say(&format!(
+                "{replica_type}: only the main container runs locally; not run: {}",
+                names.join(", ")
+            ));
+        }
+    }
+
+    /// Checks, before anything starts or waits, that every replica can run here as written (env
+    /// references, commands, working directories).
+    fn check_runnable(&self) -> Result<(), String> {
+        let context = self.launch_context();
+        let ports = BTreeMap::new();
+        prepare(&self.job, &ports, &Allocation::default(), &context)
+            .map(drop)
+            .map_err(|errors| {
+                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                format!("cannot run on this machine: {}", lines.join("; "))
+            })
+    }
+
+    fn launch_context(&self) -> LaunchContext<'_> {
+        LaunchContext {
+            companions: self.companions,
+            capacity: &self.settings.capacity,
+            node_name: &self.settings.node_name,
+            logs_dir: &self.logs_dir,
+            console: self.console,
+        }
+    }
+
+    /// Takes the admitted GPUs, reserves a port per slot and prepares every replica.
+    fn admit(
+        &mut self,
+        allocation: &Allocation,
+        store: &mut Store,
+    ) -> Result<(), RunError> {
+        let slots = trainctl_engine::objects::replica_slots(&self.job);
+        let ports = PortReservation::reserve(slots)
+            .map_err(|source| RunError::Io {
+                operation: "cannot reserve loopback ports for the replicas",
+                source,
+            })?
+            .release();
+        match prepare(&self.job, &ports, allocation, &self.launch_context()) {
+            Ok(prepared) => {
+                for (slot, replica) in &prepared {
+                    self.summaries
+                        .insert(slot.clone(), ReplicaSummary::new(slot, replica));
+                    store.upsert_replica(&self.record(slot, replica, None))?;
+                }
+                self.prepared = prepared;
+                self.waiting.clear();
+                self.admitted = true;
+            }
+            Err(errors) => {
+                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                self.console.say(&lines.join("\n"));
+            }
+        }
+        Ok(())
+    }
+
+    /// What the engine observes: the pods, the services, and why the job waits.
+    fn observed(&self) -> Observed {
+        Observed {
+            pods: self
+                .pods
+                .iter()
+                .map(|(slot, pod)| (slot.clone(), pod.observed()))
+                .collect(),
+            services: self.services.clone(),
+            gang: None,
+            waiting: self.waiting.clone(),
+            retired_restarts: self.retired_restarts,
+            restart_backoff: self.settings.backoff,
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.job.status().is_some_and(JobStatus::is_finished)
+    }
+
+    /// Carries out the engine's plan.
+    fn apply(&mut self, plan: Plan, store: &mut Store) -> Result<(), RunError> {
+        for deletion in &plan.delete_pods {
+            self.delete_pod(deletion, store)?;
+        }
+        for deletion in &plan.delete_services {
+            self.services.remove(&deletion.slot);
+        }
+        self.services.extend(plan.create_services.iter().cloned());
+        for slot in &plan.create_pods {
+            self.create_pod(slot, store)?;
+        }
+        for event in &plan.events {
+            self.record_event(event, store)?;
+        }
+        self.retired_restarts = plan.retired_restarts;
+        self.requeue_at = plan
+            .requeue_after
+            .map(|after| Instant::now() + after.unsigned_abs());
+        if let Some(status) = plan.status {
+            report::condition_changes(self.job.status(), &status, self.console);
+            *self.job.status_mut() = Some(status);
+        }
+        store.update_job(
+            &self.uid,
+            &self.job,
+            self.retired_restarts,
+            self.is_finished(),
+        )?;
+        Ok(())
+    }
+
+    fn create_pod(&mut self, slot: &ReplicaSlot, store: &mut Store) -> Result<(), RunError> {
+        let Some(prepared) = self.prepared.get(slot) else {
+            return Ok(());
+        };
+        self.pods
+            .insert(slot.clone(), LocalPod::new(prepared.policy));
+        self.start_process(slot, store)
+    }
+
+    /// Starts the slot's process (first start or an in-place restart).
+    fn start_process(&mut self, slot: &ReplicaSlot, store: &mut Store) -> Result<(), RunError> {
+        let (Some(prepared), Some(pod)) = (self.prepared.get(slot), self.pods.get_mut(slot)) else {
+            return Ok(());
+        };
+        let now = Timestamp::now();
+        match process::start(&self.settings.keeper, &prepared.launch, self.console) {
+            Ok(started) => {
+                let generation = pod.started(started.pid, now);
+                let slot_for_task = slot.clone();
+                let mut child = started.child;
+                let pump = started.pump;
+                self.exits.spawn(async move {
+                    let code = match child.wait().await {
+                        Ok(status) => process::exit_code(status),
+                        Err(_) => 128 + Signal::SIGKILL as i32,
+                    };
+                    // Let the last lines reach the terminal before the exit is reported.
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        tokio::task::spawn_blocking(move || pump.join()),
+                    )
+                    .await;
+                    Exit {
+                        slot: slot_for_task,
+                        generation,
+                        code,
+                    }
+                });
+            }
+            Err(error) => {
+                self.console
+                    .say(&format!("{slot}: cannot start its process: {error}"));
+                let generation = pod.started(0, now);
+                let after = pod.exited(generation, 128, now, &self.settings.backoff);
+                self.after_exit(slot, 128, after);
+            }
+        }
+        let record = self.record_of(slot);
+        store.upsert_replica(&record)?;
+        Ok(())
+    }
+
+    fn delete_pod(&mut self, deletion: &Deletion, store: &mut Store) -> Result<(), RunError> {
+        let Some(pod) = self.pods.get_mut(&deletion.slot) else {
+            return Ok(());
+        };
+        match pod.running {
+            Some(running) if pod.deleting.is_none() => {
+                let grace = self
+                    .prepared
+                    .get(&deletion.slot)
+                    .map_or(Duration::ZERO, |p| p.launch.grace);
+                pod.deleting = Some(Instant::now() + grace + KILL_MARGIN);
+                signal_group(running.pid, Signal::SIGTERM);
+            }
+            Some(_) => {}
+            None => {
+                self.pods.remove(&deletion.slot);
+            }
+        }
+        let record = self.record_of(&deletion.slot);
+        store.upsert_replica(&record)?;
+        Ok(())
+    }
+
+    fn on_exit(&mut self, exit: &Exit, store: &mut Store) -> Result<(), RunError> {
+        let Some(pod) = self.pods.get_mut(&exit.slot) else {
+            return Ok(());
+        };
+        let after = pod.exited(
+            exit.generation,
+            exit.code,
+            Timestamp::now(),
+            &self.settings.backoff,
+        );
+        self.after_exit(&exit.slot, exit.code, after);
+        let record = self.record_of(&exit.slot);
+        store.upsert_replica(&record)?;
+        if matches!(after, Some(AfterExit::Gone)) {
+            self.pods.remove(&exit.slot);
+        }
+        Ok(())
+    }
+
+    /// Reports an exit and keeps the summary.
+    fn after_exit(&mut self, slot: &ReplicaSlot, code: i32, after: Option<AfterExit>) {
+        let Some(after) = after else { return };
+        let policy = self.pods.get(slot).map(|pod| pod.policy);
+        let restarts = self.pods.get(slot).map_or(0, |pod| pod.restart_count);
+        if let Some(summary) = self.summaries.get_mut(slot) {
+            summary.exit_code = Some(code);
+            summary.restarts = restarts;
+        }
+        let what = report::exit_words(code);
+        match after {
+            AfterExit::Restart(delay) => self.console.say(&format!(
+                "{slot} {what}; restarting it in {} (restartPolicy {}, restart {restarts})",
+                report::duration_words(delay),
+                policy.map_or("", PodRestart::as_str),
+            )),
+            AfterExit::Finished(_) if code != 0 => self.console.say(&format!("{slot} {what}")),
+            AfterExit::Finished(_) | AfterExit::Gone => {}
+        }
+    }
+
+    fn on_timer(&mut self, store: &mut Store) -> Result<(), RunError> {
+        let now = Instant::now();
+        let due: Vec<ReplicaSlot> = self
+            .pods
+            .iter()
+            .filter(|(_, pod)| pod.running.is_none() && pod.deleting.is_none())
+            .filter(|(_, pod)| pod.restart_due.is_some_and(|due| due <= now))
+            .map(|(slot, _)| slot.clone())
+            .collect();
+        for slot in due {
+            self.start_process(&slot, store)?;
+        }
+        self.kill_overdue(now);
+        Ok(())
+    }
+
+    /// `SIGKILL` for replicas still running past their grace period and margin.
+    fn kill_overdue(&mut self, now: Instant) {
+        for pod in self.pods.values_mut() {
+            if let (Some(running), Some(deadline)) = (pod.running, pod.deleting)
+                && deadline <= now
+            {
+                signal_group(running.pid, Signal::SIGKILL);
+                pod.deleting = Some(now + KILL_MARGIN);
+            }
+        }
+    }
+
+    /// The earliest of: a restart due, a kill due, the engine's requeue, the next admission try.
+    fn next_timer(&self) -> Option<Instant> {
+        let pods = self.pods.values().filter_map(|pod| {
+            if pod.running.is_some() {
+                pod.deleting
+            } else {
+                pod.restart_due
+            }
+        });
+        let admission = (!self.admitted).then(|| Instant::now() + self.settings.admission_poll);
+        pods.chain(self.requeue_at).chain(admission).min()
+    }
+
+    /// Records that the user stopped the run: the job fails with reason `Interrupted`.
+    fn interrupt(&mut self, signal: Signal, store: &mut Store) -> Result<(), RunError> {
+        let message = format!(
+            "{} {} was interrupted ({}); its replicas were stopped.",
+            self.job.kind().as_str(),
+            self.job.name(),
+            signal.as_str()
+        );
+        self.finish_with(JobConditionType::Failed, "Interrupted", &message);
+        store.update_job(&self.uid, &self.job, self.retired_restarts, true)?;
+        Ok(())
+    }
+
+    /// Fails the job before it starts: it can never run on this machine as written.
+    fn fail_at_once(&mut self, store: &mut Store, message: &str) -> Result<(), RunError> {
+        let reason = format!("{}Failed", self.job.kind().as_str());
+        self.finish_with(JobConditionType::Failed, &reason, message);
+        store.update_job(&self.uid, &self.job, 0, true)?;
+        Ok(())
+    }
+
+    /// Ends the job with a condition the engine did not decide (it never saw why).
+    fn finish_with(&mut self, type_: JobConditionType, reason: &str, message: &str) {
+        let now = Time(Timestamp::now());
+        let mut status = self.job.status().cloned().unwrap_or_default();
+        let created = format!(
+            "{} {} is created.",
+            self.job.kind().as_str(),
+            self.job.name()
+        );
+        if status.condition(JobConditionType::Created).is_none() {
+            status.conditions.push(condition(
+                JobConditionType::Created,
+                &format!("{}Created", self.job.kind().as_str()),
+                &created,
+                &now,
+            ));
+        }
+        for existing in &mut status.conditions {
+            if matches!(
+                existing.type_,
+                JobConditionType::Running | JobConditionType::Restarting
+            ) && existing.status == ConditionStatus::True
+            {
+                existing.status = ConditionStatus::False;
+                existing.last_transition_time = Some(now.clone());
+            }
+        }
+        status
+            .conditions
+            .push(condition(type_, reason, message, &now));
+        status.completion_time = Some(now);
+        report::condition_changes(self.job.status(), &status, self.console);
+        *self.job.status_mut() = Some(status);
+    }
+
+    /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
+    /// period (at once on a second Ctrl-C); records them as stopped.
+    async fn stop_all(
+        &mut self,
+        store: &mut Store,
+        interrupt: &mut tokio::signal::unix::Signal,
+        terminate: &mut tokio::signal::unix::Signal,
+    ) -> Result<(), RunError> {
+        let now = Instant::now();
+        let slots: Vec<ReplicaSlot> = self.pods.keys().cloned().collect();
+        for slot in &slots {
+            let grace = self
+                .prepared
+                .get(slot)
+                .map_or(Duration::ZERO, |p| p.launch.grace);
+            let Some(pod) = self.pods.get_mut(slot) else {
+                continue;
+            };
+            pod.restart_due = None;
+            if let Some(running) = pod.running {
+                pod.stopped = true;
+                if pod.deleting.is_none() {
+                    pod.deleting = Some(now + grace + KILL_MARGIN);
+                    signal_group(running.pid, Signal::SIGTERM);
+                }
+            } else if !pod.is_finished() {
+                pod.stopped = true;
+            }
+            let record = self.record_of(slot);
+            store.upsert_replica(&record)?;
+        }
+        while !self.exits.is_empty() {
+            let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
+            tokio::select! {
+                Some(Ok(exit)) = self.exits.join_next() => {
+                    if let Some(pod) = self.pods.get_mut(&exit.slot)
+                        && pod.running.is_some_and(|r| r.generation == exit.generation)
+                    {
+                        pod.running = None;
+                        pod.exit_code = Some(exit.code);
+                    }
+                    if let Some(summary) = self.summaries.get_mut(&exit.slot) {
+                        summary.exit_code = Some(exit.code);
+                    }
+                    let record = self.record_of(&exit.slot);
+                    store.upsert_replica(&record)?;
+                }
+                () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
+                _ = interrupt.recv() => self.kill_all(),
+                _ = terminate.recv() => self.kill_all(),
+            }
+        }
+        for (slot, pod) in &self.pods {
+            if let Some(summary) = self.summaries.get_mut(slot) {
+                summary.state = report::state_of(pod);
+                summary.restarts = pod.restart_count;
+            }
+        }
+        Ok(())
+    }
+
+    fn kill_all(&mut self) {
+        for pod in self.pods.values_mut() {
+            if let Some(running) = pod.running {
+                signal_group(running.pid, Signal::SIGKILL);
+            }
+        }
+    }
+
+    fn record_event(&self, event: &JobEvent, store: &mut Store) -> Result<(), RunError> {
+        if event.type_ == EventType::Warning && !event.reason.ends_with("Failed") {
+            self.console.say(&event.message);
+        }
+        store.append_event(
+            &self.uid,
+            &EventRecord {
+                time: Timestamp::now(),
+                type_: event.type_.as_str().to_owned(),
+                reason: event.reason.clone(),
+                message: event.message.clone(),
+                object: None,
+            },
+        )?;
+        Ok(())
+    }
+
+    fn record_of(&self, slot: &ReplicaSlot) -> ReplicaRecord {
+        let prepared = self.prepared.get(slot);
+        match prepared {
+            Some(prepared) => self.record(slot, prepared, self.pods.get(slot)),
+            None => ReplicaRecord {
+                job_uid: self.uid.clone(),
+                replica_type: slot.replica_type.clone(),
+                index: slot.index,
+                state: ReplicaState::Pending,
+                pid: None,
+                port: None,
+                gpus: Vec::new(),
+                restarts: 0,
+                exit_code: None,
+                reason: None,
+                started_at: None,
+                finished_at: None,
+                log_path: self.logs_dir.join(format!("{slot}.log")),
+            },
+        }
+    }
+
+    fn record(
+        &self,
+        slot: &ReplicaSlot,
+        prepared: &PreparedReplica,
+        pod: Option<&LocalPod>,
+    ) -> ReplicaRecord {
+        ReplicaRecord {
+            job_uid: self.uid.clone(),
+            replica_type: slot.replica_type.clone(),
+            index: slot.index,
+            state: pod.map_or(ReplicaState::Pending, report::state_of),
+            pid: pod
+                .and_then(|pod| pod.running)
+                .and_then(|running| ProcessIdentity::of(running.pid)),
+            port: prepared.port,
+            gpus: prepared.gpus.clone(),
+            restarts: pod.map_or(0, |pod| pod.restart_count),
+            exit_code: pod.and_then(|pod| pod.exit_code),
+            reason: None,
+            started_at: pod.and_then(|pod| pod.started_at),
+            finished_at: pod.and_then(|pod| pod.finished_at),
+            log_path: prepared.launch.log_path.clone(),
+        }
+    }
+}
+
+fn condition(type_: JobConditionType, reason: &str, message: &str, now: &Time) -> JobCondition {
+    JobCondition {
+        type_,
+        status: ConditionStatus::True,
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        last_update_time: Some(now.clone()),
+        last_transition_time: Some(now.clone()),
+    }
+}
+
+fn watch_signal(kind: SignalKind) -> Result<tokio::signal::unix::Signal, RunError> {
+    signal(kind).map_err(|source| RunError::Io {
+        operation: "cannot watch for Ctrl-C",
+        source,
+    })
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn signal_words(signal: Signal) -> &'static str {
+    match signal {
+        Signal::SIGINT => "interrupted (Ctrl-C)",
+        _ => "terminated",
+    }
+}

@@ -1,0 +1,83 @@
+//! Test fixtures: state directories, job records, owners dead and alive.
+
+use std::path::Path;
+use std::process::Command;
+
+use jiff::Timestamp;
+use tempfile::TempDir;
+use trainctl_api::{TrainingJob, manifest};
+
+use super::JobRecord;
+use crate::process_identity::ProcessIdentity;
+
+/// A fresh state directory, removed when dropped.
+pub(super) fn state_dir() -> TempDir {
+    tempfile::tempdir().expect("create a temporary state dir")
+}
+
+/// The multi-worker TFJob example, defaulted by the manifest loader.
+pub(super) fn example_tfjob() -> TrainingJob {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tfjob-multi-worker.yaml");
+    let mut loaded = manifest::load_file(&file);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    loaded.jobs.remove(0).job
+}
+
+/// A running TFJob named `name` in `default`, with a fresh uid.
+pub(super) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecord {
+    let uid = uuid::Uuid::new_v4().to_string();
+    let mut job = example_tfjob();
+    job.metadata_mut().name = Some(name.to_owned());
+    job.metadata_mut().uid = Some(uid.clone());
+    let now = Timestamp::now();
+    JobRecord {
+        uid,
+        namespace: job.namespace().to_owned(),
+        name: name.to_owned(),
+        kind: job.kind(),
+        job,
+        retired_restarts: 0,
+        owner,
+        created_at: now,
+        updated_at: now,
+        finished: false,
+    }
+}
+
+/// The identity of a process that has exited and been reaped.
+pub(super) fn dead_process() -> ProcessIdentity {
+    let mut child = Command::new("true").spawn().expect("spawn `true`");
+    let pid = i32::try_from(child.id()).expect("pid fits in i32");
+    let identity = ProcessIdentity::of(pid).expect("an unreaped child has a /proc entry");
+    child.wait().expect("reap the child");
+    identity
+}
+
+/// A PyTorchJob named `name` in `default`, run by this process, with a fresh uid.
+pub(super) fn pytorch_record(name: &str) -> JobRecord {
+    let yaml = format!(
+        "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: {name}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: pytorch/pytorch
+              command: [python, train.py]
+"
+    );
+    let mut loaded = manifest::load_str("pytorchjob.yaml", &yaml);
+    assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
+    let job = loaded.jobs.remove(0).job;
+    JobRecord {
+        kind: job.kind(),
+        job,
+        ..job_record(name, Some(ProcessIdentity::current()))
+    }
+}

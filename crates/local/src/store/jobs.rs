@@ -1,0 +1,638 @@
+//! Jobs: recording, replacing, updating, finding and deleting them.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use trainctl_api::{JobKind, TrainingJob, jax, mpi, paddle, pytorch, tensorflow, xgboost};
+
+use super::codec::{
+    corrupt, decode, encode, identity_columns, narrow, parse_identity, parse_timestamp, sqlite,
+    timestamp_text,
+};
+use super::{JobRecord, Store, StoreError};
+use crate::process_identity::ProcessIdentity;
+
+/// The job that [`Store::insert_job`] replaced, if any.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use = "the replaced job's logs directory is the caller's to delete"]
+pub struct Replaced {
+    /// The uid of the finished or abandoned job of the same namespace, kind and name that the new
+    /// one replaced. Its replicas and events are gone; its logs directory is the caller's to
+    /// delete.
+    pub uid: Option<String>,
+}
+
+/// The columns read into a [`JobRecord`], in [`JobRow::read`]'s order.
+const JOB_COLUMNS: &str = "uid, namespace, name, kind, object, retired_restarts, owner_pid, \
+                           owner_start_ticks, created_at, updated_at, finished";
+
+impl Store {
+    /// Records a new job. An existing job of the same namespace, kind and name is replaced when it
+    /// is finished or no live trainctl runs it; otherwise the new job is refused with
+    /// [`StoreError::JobExists`].
+    pub fn insert_job(&mut self, record: &JobRecord) -> Result<Replaced, StoreError> {
+        let object = encode(&self.path, || format!("job {}", record.uid), &record.job)?;
+        let operation = format!(
+            "record {} {}/{}",
+            record.kind.singular(),
+            record.namespace,
+            record.name
+        );
+        let failed = sqlite(&self.path, operation);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&failed)?;
+        let existing = tx
+            .query_row(
+                "SELECT uid, finished, owner_pid, owner_start_ticks FROM jobs
+                 WHERE namespace = ?1 AND kind = ?2 AND name = ?3",
+                params![record.namespace, record.kind.as_str(), record.name],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, bool>(1)?,
+                        row.get::<_, Option<i64>>(2)?,
+                        row.get::<_, Option<i64>>(3)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(&failed)?;
+        let mut replaced = Replaced::default();
+        if let Some((uid, finished, pid, start_ticks)) = existing {
+            let owner = parse_identity(pid, start_ticks)
+                .map_err(|detail| corrupt(&self.path, format!("owner of job {uid}"), detail))?;
+            if let Some(owner) = owner.filter(|owner| !finished && owner.is_alive()) {
+                return Err(StoreError::JobExists {
+                    namespace: record.namespace.clone(),
+                    kind: record.kind,
+                    name: record.name.clone(),
+                    owner_pid: owner.pid,
+                });
+            }
+            tx.execute("DELETE FROM jobs WHERE uid = ?1", [&uid])
+                .map_err(&failed)?;
+            replaced.uid = Some(uid);
+        }
+        let (owner_pid, owner_start_ticks) = identity_columns(record.owner);
+        tx.execute(
+            "INSERT INTO jobs (uid, namespace, name, kind, object, retired_restarts, owner_pid,
+                               owner_start_ticks, created_at, updated_at, finished)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                record.uid,
+                record.namespace,
+                record.name,
+                record.kind.as_str(),
+                object,
+                record.retired_restarts,
+                owner_pid,
+                owner_start_ticks,
+                timestamp_text(record.created_at),
+                timestamp_text(record.updated_at),
+                record.finished,
+            ],
+        )
+        .map_err(&failed)?;
+        tx.commit().map_err(&failed)?;
+        Ok(replaced)
+    }
+
+    /// Records a job's new object (with its status), retired restarts and whether it finished.
+    pub fn update_job(
+        &mut self,
+        uid: &str,
+        job: &TrainingJob,
+        retired_restarts: u32,
+        finished: bool,
+    ) -> Result<(), StoreError> {
+        let object = encode(&self.path, || format!("job {uid}"), job)?;
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE jobs SET object = ?2, retired_restarts = ?3, finished = ?4, updated_at = ?5
+                 WHERE uid = ?1",
+                params![
+                    uid,
+                    object,
+                    retired_restarts,
+                    finished,
+                    timestamp_text(Timestamp::now())
+                ],
+            )
+            .map_err(sqlite(&self.path, format!("update job {uid}")))?;
+        self.found(uid, changed)
+    }
+
+    /// Records which trainctl process runs a job (`None`: none does).
+    pub fn set_owner(
+        &mut self,
+        uid: &str,
+        owner: Option<ProcessIdentity>,
+    ) -> Result<(), StoreError> {
+        let (owner_pid, owner_start_ticks) = identity_columns(owner);
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE jobs SET owner_pid = ?2, owner_start_ticks = ?3, updated_at = ?4
+                 WHERE uid = ?1",
+                params![
+                    uid,
+                    owner_pid,
+                    owner_start_ticks,
+                    timestamp_text(Timestamp::now())
+                ],
+            )
+            .map_err(sqlite(&self.path, format!("set the owner of job {uid}")))?;
+        self.found(uid, changed)
+    }
+
+    /// The jobs of this namespace and name: one per kind when `kind` is `None`.
+    pub fn job(
+        &self,
+        namespace: &str,
+        kind: Option<JobKind>,
+        name: &str,
+    ) -> Result<Vec<JobRecord>, StoreError> {
+        let operation = format!("read job {namespace}/{name}");
+        self.query_jobs(
+            &operation,
+            "WHERE namespace = ?1 AND name = ?2 AND (?3 IS NULL OR kind = ?3)
+             ORDER BY created_at, kind",
+            params![namespace, name, kind.map(JobKind::as_str)],
+        )
+    }
+
+    /// The job with this uid, if any.
+    pub fn job_by_uid(&self, uid: &str) -> Result<Option<JobRecord>, StoreError> {
+        let operation = format!("read job {uid}");
+        let mut jobs = self.query_jobs(&operation, "WHERE uid = ?1", params![uid])?;
+        Ok(jobs.pop())
+    }
+
+    /// The jobs of a namespace (all when `None`) and kind (all when `None`), oldest first, then
+    /// by name.
+    pub fn jobs(
+        &self,
+        namespace: Option<&str>,
+        kind: Option<JobKind>,
+    ) -> Result<Vec<JobRecord>, StoreError> {
+        self.query_jobs(
+            "list jobs",
+            "WHERE (?1 IS NULL OR namespace = ?1) AND (?2 IS NULL OR kind = ?2)
+             ORDER BY created_at, name, kind",
+            params![namespace, kind.map(JobKind::as_str)],
+        )
+    }
+
+    /// Deletes a job with its replicas and events; returns whether there was one. Its logs
+    /// directory is the caller's to delete.
+    pub fn delete_job(&mut self, uid: &str) -> Result<bool, StoreError> {
+        let deleted = self
+            .conn
+            .execute("DELETE FROM jobs WHERE uid = ?1", [uid])
+            .map_err(sqlite(&self.path, format!("delete job {uid}")))?;
+        Ok(deleted > 0)
+    }
+
+    fn query_jobs(
+        &self,
+        operation: &str,
+        filter: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<JobRecord>, StoreError> {
+        let failed = sqlite(&self.path, operation.to_owned());
+        let mut statement = self
+            .conn
+            .prepare_cached(&format!("SELECT {JOB_COLUMNS} FROM jobs {filter}"))
+            .map_err(&failed)?;
+        let rows = statement
+            .query_map(params, JobRow::read)
+            .map_err(&failed)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&failed)?;
+        rows.into_iter()
+            .map(|row| row.into_record(&self.path))
+            .collect()
+    }
+
+    /// `Ok` when a write changed a row, [`StoreError::NoSuchJob`] otherwise.
+    pub(super) fn found(&self, uid: &str, changed: usize) -> Result<(), StoreError> {
+        if changed == 0 {
+            return Err(StoreError::NoSuchJob {
+                path: self.path.clone(),
+                uid: uid.to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A `jobs` row as stored, before its values are checked.
+struct JobRow {
+    uid: String,
+    namespace: String,
+    name: String,
+    kind: String,
+    object: String,
+    retired_restarts: i64,
+    owner_pid: Option<i64>,
+    owner_start_ticks: Option<i64>,
+    created_at: String,
+    updated_at: String,
+    finished: bool,
+}
+
+impl JobRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(JobRow {
+            uid: row.get(0)?,
+            namespace: row.get(1)?,
+            name: row.get(2)?,
+            kind: row.get(3)?,
+            object: row.get(4)?,
+            retired_restarts: row.get(5)?,
+            owner_pid: row.get(6)?,
+            owner_start_ticks: row.get(7)?,
+            created_at: row.get(8)?,
+            updated_at: row.get(9)?,
+            finished: row.get(10)?,
+        })
+    }
+
+    fn into_record(self, path: &Path) -> Result<JobRecord, StoreError> {
+        let uid = self.uid;
+        let bad = |field: &str| {
+            let what = format!("{field} of job {uid}");
+            move |detail: String| corrupt(path, what, detail)
+        };
+        let kind: JobKind = self
+            .kind
+            .parse()
+            .map_err(|error: trainctl_api::kind::UnknownKind| bad("kind")(error.to_string()))?;
+        Ok(JobRecord {
+            job: decode_job(kind, &self.object).map_err(bad("object"))?,
+            retired_restarts: narrow(self.retired_restarts, "retired restarts")
+                .map_err(bad("retired restarts"))?,
+            owner: parse_identity(self.owner_pid, self.owner_start_ticks).map_err(bad("owner"))?,
+            created_at: parse_timestamp(&self.created_at).map_err(bad("creation time"))?,
+            updated_at: parse_timestamp(&self.updated_at).map_err(bad("update time"))?,
+            namespace: self.namespace,
+            name: self.name,
+            kind,
+            finished: self.finished,
+            uid,
+        })
+    }
+}
+
+/// Reads a job object; the `kind` column says which type it is.
+fn decode_job(kind: JobKind, object: &str) -> Result<TrainingJob, String> {
+    Ok(match kind {
+        JobKind::TFJob => TrainingJob::TF(decode::<tensorflow::TFJob>(object)?),
+        JobKind::PyTorchJob => TrainingJob::PyTorch(decode::<pytorch::PyTorchJob>(object)?),
+        JobKind::XGBoostJob => TrainingJob::XGBoost(decode::<xgboost::XGBoostJob>(object)?),
+        JobKind::PaddleJob => TrainingJob::Paddle(decode::<paddle::PaddleJob>(object)?),
+        JobKind::JAXJob => TrainingJob::Jax(decode::<jax::JAXJob>(object)?),
+        JobKind::MPIJob => TrainingJob::Mpi(decode::<mpi::MPIJob>(object)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::{Timestamp, ToSpan};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, ReplicaStatus};
+
+    use super::*;
+    use crate::store::fixtures::{dead_process, job_record, pytorch_record, state_dir};
+    use crate::store::{EventRecord, ReplicaRecord, ReplicaState};
+
+    fn running_status() -> JobStatus {
+        let since = Time(Timestamp::from_second(1_700_000_000).expect("a valid time"));
+        JobStatus {
+            conditions: vec![JobCondition {
+                type_: JobConditionType::Running,
+                status: ConditionStatus::True,
+                reason: "TFJobRunning".to_owned(),
+                message: "TFJob default/mnist is running.".to_owned(),
+                last_update_time: Some(since.clone()),
+                last_transition_time: Some(since.clone()),
+            }],
+            replica_statuses: [(
+                trainctl_api::ReplicaType::Worker,
+                ReplicaStatus {
+                    active: 2,
+                    ..ReplicaStatus::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            start_time: Some(since),
+            ..JobStatus::default()
+        }
+    }
+
+    fn event(reason: &str) -> EventRecord {
+        EventRecord {
+            time: Timestamp::now(),
+            type_: "Normal".to_owned(),
+            reason: reason.to_owned(),
+            message: format!("{reason} happened"),
+            object: None,
+        }
+    }
+
+    fn replica(job_uid: &str) -> ReplicaRecord {
+        ReplicaRecord {
+            job_uid: job_uid.to_owned(),
+            replica_type: trainctl_api::ReplicaType::Worker,
+            index: 0,
+            state: ReplicaState::Running,
+            pid: None,
+            port: None,
+            gpus: Vec::new(),
+            restarts: 0,
+            exit_code: None,
+            reason: None,
+            started_at: None,
+            finished_at: None,
+            log_path: "worker-0.log".into(),
+        }
+    }
+
+    #[test]
+    fn job_round_trips_with_its_status_and_owner() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let mut record = job_record("mnist", Some(ProcessIdentity::current()));
+        *record.job.status_mut() = Some(running_status());
+        record.retired_restarts = 3;
+        let replaced = store.insert_job(&record).expect("insert");
+        assert_eq!(replaced, Replaced::default());
+        assert_eq!(
+            store.job_by_uid(&record.uid).expect("read"),
+            Some(record.clone())
+        );
+        assert_eq!(
+            store
+                .job("default", Some(JobKind::TFJob), "mnist")
+                .expect("read"),
+            vec![record]
+        );
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = pytorch_record("resnet");
+        let _ = store.insert_job(&record).expect("insert");
+        assert_eq!(store.job_by_uid(&record.uid).expect("read"), Some(record));
+    }
+
+    #[test]
+    fn finished_job_of_the_same_name_is_replaced_with_its_replicas_and_events() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let old = JobRecord {
+            finished: true,
+            ..job_record("mnist", Some(ProcessIdentity::current()))
+        };
+        let _ = store.insert_job(&old).expect("insert");
+        store.upsert_replica(&replica(&old.uid)).expect("replica");
+        store
+            .append_event(&old.uid, &event("Created"))
+            .expect("event");
+
+        let new = job_record("mnist", Some(ProcessIdentity::current()));
+        let replaced = store.insert_job(&new).expect("replace");
+
+        assert_eq!(replaced.uid.as_deref(), Some(old.uid.as_str()));
+        assert_eq!(store.job_by_uid(&old.uid).expect("read"), None);
+        assert!(store.replicas(&old.uid).expect("read").is_empty());
+        assert!(store.events(&old.uid).expect("read").is_empty());
+        assert_eq!(
+            store.job("default", None, "mnist").expect("read"),
+            vec![new]
+        );
+    }
+
+    #[test]
+    fn running_job_of_the_same_name_is_refused() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let owner = ProcessIdentity::current();
+        let running = job_record("mnist", Some(owner));
+        let _ = store.insert_job(&running).expect("insert");
+
+        let second = job_record("mnist", Some(owner));
+        let error = store.insert_job(&second).expect_err("refused");
+
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "tfjob \"default/mnist\" is already running (trainctl pid {})",
+                owner.pid
+            )
+        );
+        assert!(matches!(error, StoreError::JobExists { owner_pid, .. } if owner_pid == owner.pid));
+        assert_eq!(store.job_by_uid(&running.uid).expect("read"), Some(running));
+        assert_eq!(store.job_by_uid(&second.uid).expect("read"), None);
+    }
+
+    #[test]
+    fn unfinished_job_whose_owner_died_is_replaced() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let abandoned = job_record("mnist", Some(dead_process()));
+        let _ = store.insert_job(&abandoned).expect("insert");
+
+        let new = job_record("mnist", Some(ProcessIdentity::current()));
+        let replaced = store.insert_job(&new).expect("replace");
+
+        assert_eq!(replaced.uid, Some(abandoned.uid));
+    }
+
+    #[test]
+    fn unfinished_job_without_owner_is_replaced() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let orphan = job_record("mnist", None);
+        let _ = store.insert_job(&orphan).expect("insert");
+
+        let replaced = store
+            .insert_job(&job_record("mnist", None))
+            .expect("replace");
+
+        assert_eq!(replaced.uid, Some(orphan.uid));
+    }
+
+    #[test]
+    fn same_name_in_another_kind_or_namespace_is_another_job() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let tf = job_record("mnist", Some(ProcessIdentity::current()));
+        let pytorch = pytorch_record("mnist");
+        let mut elsewhere = job_record("mnist", Some(ProcessIdentity::current()));
+        elsewhere.namespace = "research".to_owned();
+        for record in [&tf, &pytorch, &elsewhere] {
+            assert_eq!(
+                store.insert_job(record).expect("insert"),
+                Replaced::default()
+            );
+        }
+
+        let by_name = store.job("default", None, "mnist").expect("read");
+        let uids: Vec<&str> = by_name.iter().map(|r| r.uid.as_str()).collect();
+        assert_eq!(uids.len(), 2);
+        assert!(uids.contains(&tf.uid.as_str()) && uids.contains(&pytorch.uid.as_str()));
+        assert_eq!(
+            store
+                .job("default", Some(JobKind::PyTorchJob), "mnist")
+                .expect("read"),
+            vec![pytorch]
+        );
+        assert_eq!(
+            store.job("research", None, "mnist").expect("read"),
+            vec![elsewhere]
+        );
+        assert!(
+            store
+                .job("default", None, "other")
+                .expect("read")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn jobs_are_listed_oldest_first_then_by_name() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let t0 = Timestamp::from_second(1_700_000_000).expect("a valid time");
+        // A whole second and a fraction after it: fixed-width text keeps them in time order.
+        let later = t0 + 500.milliseconds();
+        let mut records = Vec::new();
+        for (name, created_at) in [("c", later), ("b", t0), ("a", t0)] {
+            let record = JobRecord {
+                created_at,
+                updated_at: created_at,
+                ..job_record(name, None)
+            };
+            let _ = store.insert_job(&record).expect("insert");
+            records.push(record);
+        }
+        let mut research = pytorch_record("d");
+        research.namespace = "research".to_owned();
+        let _ = store.insert_job(&research).expect("insert");
+
+        let names = |jobs: Vec<JobRecord>| jobs.into_iter().map(|r| r.name).collect::<Vec<_>>();
+        assert_eq!(
+            names(store.jobs(Some("default"), None).expect("list")),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            names(store.jobs(None, Some(JobKind::PyTorchJob)).expect("list")),
+            ["d"]
+        );
+        assert_eq!(store.jobs(None, None).expect("list").len(), 4);
+    }
+
+    #[test]
+    fn update_job_records_the_new_status_and_finish() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = JobRecord {
+            updated_at: Timestamp::from_second(1_700_000_000).expect("a valid time"),
+            ..job_record("mnist", Some(ProcessIdentity::current()))
+        };
+        let _ = store.insert_job(&record).expect("insert");
+        let mut job = record.job.clone();
+        *job.status_mut() = Some(running_status());
+
+        store
+            .update_job(&record.uid, &job, 2, true)
+            .expect("update");
+
+        let stored = store
+            .job_by_uid(&record.uid)
+            .expect("read")
+            .expect("exists");
+        assert_eq!(stored.job, job);
+        assert_eq!(stored.retired_restarts, 2);
+        assert!(stored.finished);
+        assert!(stored.updated_at > record.updated_at);
+        assert_eq!(stored.created_at, record.created_at);
+    }
+
+    #[test]
+    fn set_owner_records_and_clears_the_owner() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = job_record("mnist", None);
+        let _ = store.insert_job(&record).expect("insert");
+        let owner = ProcessIdentity {
+            pid: 7,
+            start_ticks: u64::MAX,
+        };
+
+        store.set_owner(&record.uid, Some(owner)).expect("set");
+        let stored = store
+            .job_by_uid(&record.uid)
+            .expect("read")
+            .expect("exists");
+        assert_eq!(stored.owner, Some(owner));
+
+        store.set_owner(&record.uid, None).expect("clear");
+        let stored = store
+            .job_by_uid(&record.uid)
+            .expect("read")
+            .expect("exists");
+        assert_eq!(stored.owner, None);
+    }
+
+    #[test]
+    fn writes_to_an_unknown_job_say_so() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("mnist", None).job;
+        for error in [
+            store
+                .update_job("nope", &job, 0, false)
+                .expect_err("unknown"),
+            store.set_owner("nope", None).expect_err("unknown"),
+            store.upsert_replica(&replica("nope")).expect_err("unknown"),
+            store
+                .append_event("nope", &event("Created"))
+                .expect_err("unknown"),
+        ] {
+            assert!(
+                matches!(&error, StoreError::NoSuchJob { uid, .. } if uid == "nope"),
+                "{error:?}"
+            );
+        }
+        assert!(!store.delete_job("nope").expect("delete"));
+    }
+
+    #[test]
+    fn delete_job_removes_its_replicas_and_events() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = job_record("mnist", None);
+        let _ = store.insert_job(&record).expect("insert");
+        store
+            .upsert_replica(&replica(&record.uid))
+            .expect("replica");
+        store
+            .append_event(&record.uid, &event("Created"))
+            .expect("event");
+
+        assert!(store.delete_job(&record.uid).expect("delete"));
+
+        assert_eq!(store.job_by_uid(&record.uid).expect("read"), None);
+        assert!(store.replicas(&record.uid).expect("read").is_empty());
+        assert!(store.events(&record.uid).expect("read").is_empty());
+    }
+}

@@ -1,0 +1,213 @@
+//! The state database of the local runtime: jobs and their status, replicas, events, and the
+//! resources each running job holds (DESIGN.md, "The local runtime model", State).
+//!
+//! One `SQLite` file, `<state dir>/trainctl.db`, in WAL mode, shared by every trainctl process on
+//! the machine: `trainctl run` records its job there so that `get` and `logs` still show it after
+//! `run` has exited, and concurrent runs share the node's GPUs through [`Store::reserve`]. Every
+//! write is one transaction; a write that needs to read first takes the write lock up front
+//! (`BEGIN IMMEDIATE`), so two processes never decide on the same stale view.
+//!
+//! A job's owner is the [`ProcessIdentity`](crate::process_identity::ProcessIdentity) of the trainctl process running it. When that process
+//! is gone (crashed, killed), the job no longer holds resources and a new run of the same name may
+//! replace it: nothing leaks, whatever way trainctl ended.
+
+mod codec;
+mod error;
+mod events;
+mod holds;
+mod jobs;
+mod records;
+mod replicas;
+pub mod schema;
+
+#[cfg(test)]
+mod fixtures;
+
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+pub use error::StoreError;
+pub use jobs::Replaced;
+pub use records::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, UnknownReplicaState};
+
+/// The database file in the state directory.
+pub const DATABASE_FILE: &str = "trainctl.db";
+
+/// How long a write waits for another process's write to finish before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An open state database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    state_dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating when missing) the database in `state_dir`, creating the directory with
+    /// mode 0700, and brings its schema up to date.
+    pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(state_dir)
+            .map_err(|source| StoreError::CreateDir {
+                dir: state_dir.to_owned(),
+                source,
+            })?;
+        let path = state_dir.join(DATABASE_FILE);
+        let open_error = |source| StoreError::Open {
+            path: path.clone(),
+            source,
+        };
+        let mut conn = Connection::open(&path).map_err(open_error)?;
+        // The busy timeout first: switching to WAL needs a lock another process may hold.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .and_then(|()| conn.pragma_update(None, "synchronous", "NORMAL"))
+            .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
+            .map_err(open_error)?;
+        schema::migrate(&mut conn, &path)?;
+        Ok(Store {
+            conn,
+            state_dir: state_dir.to_owned(),
+            path,
+        })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The directory of a job's log files, `<state dir>/logs/<uid>` (created by the runtime, not
+    /// here).
+    #[must_use]
+    pub fn logs_dir(&self, job_uid: &str) -> PathBuf {
+        self.state_dir.join("logs").join(job_uid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::store::fixtures::state_dir;
+
+    #[test]
+    fn open_creates_a_private_state_dir_and_migrates_an_empty_database() {
+        let temp = state_dir();
+        let dir = temp.path().join("nested").join("state");
+        let store = Store::open(&dir).expect("open");
+        let mode = std::fs::metadata(&dir).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(store.path(), dir.join("trainctl.db"));
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
+        );
+        let journal: String = store
+            .conn
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
+            .expect("journal_mode");
+        assert_eq!(journal, "wal");
+        let foreign_keys: bool = store
+            .conn
+            .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+            .expect("foreign_keys");
+        assert!(foreign_keys);
+    }
+
+    #[test]
+    fn reopening_a_migrated_database_keeps_its_data() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = crate::store::fixtures::job_record("mnist", None);
+        let _ = store.insert_job(&record).expect("insert");
+        drop(store);
+        let store = Store::open(temp.path()).expect("reopen");
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
+        );
+        assert_eq!(store.job_by_uid(&record.uid).expect("read"), Some(record));
+    }
+
+    #[test]
+    fn concurrent_first_opens_migrate_once() {
+        let temp = state_dir();
+        let start = std::sync::Barrier::new(4);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    start.wait();
+                    Store::open(temp.path()).expect("open");
+                });
+            }
+        });
+        let store = Store::open(temp.path()).expect("open");
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
+        );
+    }
+
+    #[test]
+    fn database_from_a_newer_trainctl_is_refused() {
+        let temp = state_dir();
+        let store = Store::open(temp.path()).expect("open");
+        let newer = schema::SCHEMA_VERSION + 1;
+        store
+            .conn
+            .pragma_update(None, "user_version", newer)
+            .expect("set user_version");
+        drop(store);
+        let error = Store::open(temp.path()).expect_err("a newer schema is refused");
+        let path = temp.path().join("trainctl.db");
+        assert!(
+            matches!(&error, StoreError::TooNew { path: p, found, known }
+                if *p == path && *found == newer && *known == newer - 1),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(
+            message.contains(&format!("schema version {newer}")),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("up to {}", newer - 1)),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn unopenable_database_error_names_the_file() {
+        let temp = state_dir();
+        // A directory where the database file should be.
+        std::fs::create_dir(temp.path().join("trainctl.db")).expect("mkdir");
+        let error = Store::open(temp.path()).expect_err("cannot open a directory");
+        let message = error.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "cannot open the state database {}: ",
+                temp.path().join("trainctl.db").display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn logs_dir_is_under_the_state_dir() {
+        let temp = state_dir();
+        let store = Store::open(temp.path()).expect("open");
+        assert_eq!(store.logs_dir("abc"), temp.path().join("logs").join("abc"));
+    }
+}

@@ -1,0 +1,154 @@
+//! The records the store keeps: jobs, replicas, events.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use trainctl_api::{JobKind, ReplicaType, TrainingJob};
+
+use crate::process_identity::ProcessIdentity;
+
+/// A job as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRecord {
+    /// The job's uid (`metadata.uid`), the key of its replicas, events and logs.
+    pub uid: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// The job's kind.
+    pub kind: JobKind,
+    /// The whole job object, status included.
+    pub job: TrainingJob,
+    /// Restarts of replicas that were since re-created (counted in `restartCount` no more).
+    pub retired_restarts: u32,
+    /// The trainctl process running the job; `None` when no process does.
+    pub owner: Option<ProcessIdentity>,
+    /// When the job was recorded.
+    pub created_at: Timestamp,
+    /// When the record last changed.
+    pub updated_at: Timestamp,
+    /// Whether the job reached a final state (derived from its status by the caller).
+    pub finished: bool,
+}
+
+/// The state of one replica process, after the pod phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplicaState {
+    /// Not started yet (waiting for admission or a restart back-off).
+    Pending,
+    /// The process runs.
+    Running,
+    /// The process exited with 0 and will not be restarted.
+    Succeeded,
+    /// The process failed and will not be restarted.
+    Failed,
+    /// Stopped by trainctl because the job ended: not a failure.
+    Stopped,
+}
+
+impl ReplicaState {
+    /// Every state, in lifecycle order.
+    pub const ALL: [ReplicaState; 5] = [
+        ReplicaState::Pending,
+        ReplicaState::Running,
+        ReplicaState::Succeeded,
+        ReplicaState::Failed,
+        ReplicaState::Stopped,
+    ];
+
+    /// The spelling stored and shown (`Running`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplicaState::Pending => "Pending",
+            ReplicaState::Running => "Running",
+            ReplicaState::Succeeded => "Succeeded",
+            ReplicaState::Failed => "Failed",
+            ReplicaState::Stopped => "Stopped",
+        }
+    }
+}
+
+impl fmt::Display for ReplicaState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no replica state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown replica state `{0}`: expected Pending, Running, Succeeded, Failed or Stopped")]
+pub struct UnknownReplicaState(pub String);
+
+impl FromStr for ReplicaState {
+    type Err = UnknownReplicaState;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ReplicaState::ALL
+            .into_iter()
+            .find(|state| state.as_str() == s)
+            .ok_or_else(|| UnknownReplicaState(s.to_owned()))
+    }
+}
+
+/// One replica of a job: its process, address, GPUs and outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRecord {
+    /// The job's uid.
+    pub job_uid: String,
+    /// The replica type (`Worker`).
+    pub replica_type: ReplicaType,
+    /// The replica index within its type.
+    pub index: i32,
+    /// The replica's state.
+    pub state: ReplicaState,
+    /// The process (group leader) while it runs or last ran.
+    pub pid: Option<ProcessIdentity>,
+    /// The loopback port of the replica slot.
+    pub port: Option<u16>,
+    /// The GPUs assigned (`CUDA_VISIBLE_DEVICES`).
+    pub gpus: Vec<u32>,
+    /// How many times the process was restarted in place.
+    pub restarts: i32,
+    /// The last exit code (`128 + signal` for a signal).
+    pub exit_code: Option<i32>,
+    /// Why the replica is in its state (`Error`, `OOMKilled`, `Stopped`...).
+    pub reason: Option<String>,
+    /// When the current process started.
+    pub started_at: Option<Timestamp>,
+    /// When the replica reached a final state.
+    pub finished_at: Option<Timestamp>,
+    /// The file holding the replica's output.
+    pub log_path: PathBuf,
+}
+
+/// An event about a job, like a Kubernetes Event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    /// When it happened.
+    pub time: Timestamp,
+    /// `Normal` or `Warning`.
+    pub type_: String,
+    /// A machine-readable reason in CamelCase (`SuccessfulCreatePod`).
+    pub reason: String,
+    /// A human-readable message.
+    pub message: String,
+    /// The object concerned (a replica's name), when not the job itself.
+    pub object: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replica_state_parses_its_own_spelling() {
+        for state in ReplicaState::ALL {
+            assert_eq!(state.as_str().parse::<ReplicaState>(), Ok(state));
+        }
+        assert!("running".parse::<ReplicaState>().is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! Replicas: one row per replica slot of a job, rewritten as its process changes.
+
+use std::path::Path;
+
+use rusqlite::{Row, params};
+use trainctl_api::ReplicaType;
+
+use super::codec::{
+    corrupt, decode, encode, identity_columns, narrow, parse_identity, parse_optional_timestamp,
+    parse_path, path_bytes, sqlite, sqlite_for_job, timestamp_text,
+};
+use super::{ReplicaRecord, Store, StoreError};
+
+impl Store {
+    /// Records a replica, replacing the previous record of the same slot.
+    pub fn upsert_replica(&mut self, replica: &ReplicaRecord) -> Result<(), StoreError> {
+        let slot = format!(
+            "{}-{} of job {}",
+            replica.replica_type.lowercase(),
+            replica.index,
+            replica.job_uid
+        );
+        let gpus = encode(
+            &self.path,
+            || format!("the GPUs of replica {slot}"),
+            &replica.gpus,
+        )?;
+        let (pid, pid_start_ticks) = identity_columns(replica.pid);
+        self.conn
+            .execute(
+                "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
+                                       port, gpus, restarts, exit_code, reason, started_at,
+                                       finished_at, log_path)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                 ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
+                     state = excluded.state, pid = excluded.pid,
+                     pid_start_ticks = excluded.pid_start_ticks, port = excluded.port,
+                     gpus = excluded.gpus, restarts = excluded.restarts,
+                     exit_code = excluded.exit_code, reason = excluded.reason,
+                     started_at = excluded.started_at, finished_at = excluded.finished_at,
+                     log_path = excluded.log_path",
+                params![
+                    replica.job_uid,
+                    replica.replica_type.as_str(),
+                    replica.index,
+                    replica.state.as_str(),
+                    pid,
+                    pid_start_ticks,
+                    replica.port,
+                    gpus,
+                    replica.restarts,
+                    replica.exit_code,
+                    replica.reason,
+                    replica.started_at.map(timestamp_text),
+                    replica.finished_at.map(timestamp_text),
+                    path_bytes(&replica.log_path),
+                ],
+            )
+            .map_err(sqlite_for_job(
+                &self.path,
+                format!("record replica {slot}"),
+                &replica.job_uid,
+            ))?;
+        Ok(())
+    }
+
+    /// The replicas of a job, by replica type (in [`ReplicaType`]'s order) and index.
+    pub fn replicas(&self, job_uid: &str) -> Result<Vec<ReplicaRecord>, StoreError> {
+        let failed = sqlite(&self.path, format!("read the replicas of job {job_uid}"));
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT job_uid, replica_type, idx, state, pid, pid_start_ticks, port, gpus,
+                        restarts, exit_code, reason, started_at, finished_at, log_path
+                 FROM replicas WHERE job_uid = ?1",
+            )
+            .map_err(&failed)?;
+        let rows = statement
+            .query_map([job_uid], ReplicaRow::read)
+            .map_err(&failed)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&failed)?;
+        let mut replicas = rows
+            .into_iter()
+            .map(|row| row.into_record(&self.path))
+            .collect::<Result<Vec<_>, _>>()?;
+        replicas.sort_by(|a, b| (&a.replica_type, a.index).cmp(&(&b.replica_type, b.index)));
+        Ok(replicas)
+    }
+}
+
+/// A `replicas` row as stored, before its values are checked.
+struct ReplicaRow {
+    job_uid: String,
+    replica_type: String,
+    index: i64,
+    state: String,
+    pid: Option<i64>,
+    pid_start_ticks: Option<i64>,
+    port: Option<i64>,
+    gpus: String,
+    restarts: i64,
+    exit_code: Option<i64>,
+    reason: Option<String>,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    log_path: Vec<u8>,
+}
+
+impl ReplicaRow {
+    fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(ReplicaRow {
+            job_uid: row.get(0)?,
+            replica_type: row.get(1)?,
+            index: row.get(2)?,
+            state: row.get(3)?,
+            pid: row.get(4)?,
+            pid_start_ticks: row.get(5)?,
+            port: row.get(6)?,
+            gpus: row.get(7)?,
+            restarts: row.get(8)?,
+            exit_code: row.get(9)?,
+            reason: row.get(10)?,
+            started_at: row.get(11)?,
+            finished_at: row.get(12)?,
+            log_path: row.get(13)?,
+        })
+    }
+
+    fn into_record(self, path: &Path) -> Result<ReplicaRecord, StoreError> {
+        let slot = format!(
+            "replica {}-{} of job {}",
+            self.replica_type, self.index, self.job_uid
+        );
+        let bad = |field: &str| {
+            let what = format!("{field} of {slot}");
+            move |detail: String| corrupt(path, what, detail)
+        };
+        Ok(ReplicaRecord {
+            index: narrow(self.index, "index").map_err(bad("index"))?,
+            state: self
+                .state
+                .parse()
+                .map_err(|error: super::UnknownReplicaState| bad("state")(error.to_string()))?,
+            pid: parse_identity(self.pid, self.pid_start_ticks).map_err(bad("pid"))?,
+            port: self
+                .port
+                .map(|port| narrow(port, "port"))
+                .transpose()
+                .map_err(bad("port"))?,
+            gpus: decode(&self.gpus).map_err(bad("GPUs"))?,
+            restarts: narrow(self.restarts, "restarts").map_err(bad("restarts"))?,
+            exit_code: self
+                .exit_code
+                .map(|code| narrow(code, "exit code"))
+                .transpose()
+                .map_err(bad("exit code"))?,
+            started_at: parse_optional_timestamp(self.started_at.as_deref())
+                .map_err(bad("start time"))?,
+            finished_at: parse_optional_timestamp(self.finished_at.as_deref())
+                .map_err(bad("finish time"))?,
+            log_path: parse_path(&self.log_path),
+            replica_type: ReplicaType::parse(&self.replica_type),
+            reason: self.reason,
+            job_uid: self.job_uid,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+
+    use super::*;
+    use crate::process_identity::ProcessIdentity;
+    use crate::store::ReplicaState;
+    use crate::store::fixtures::{job_record, state_dir};
+
+    fn pending(job_uid: &str, replica_type: ReplicaType, index: i32) -> ReplicaRecord {
+        let log_path = format!(
+            "/state/logs/{job_uid}/{}-{index}.log",
+            replica_type.lowercase()
+        );
+        ReplicaRecord {
+            job_uid: job_uid.to_owned(),
+            replica_type,
+            index,
+            state: ReplicaState::Pending,
+            pid: None,
+            port: Some(40_000),
+            gpus: Vec::new(),
+            restarts: 0,
+            exit_code: None,
+            reason: None,
+            started_at: None,
+            finished_at: None,
+            log_path: log_path.into(),
+        }
+    }
+
+    #[test]
+    fn upsert_replica_rewrites_the_same_slot() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("mnist", None);
+        let _ = store.insert_job(&job).expect("insert");
+        let first = pending(&job.uid, ReplicaType::Worker, 0);
+        store.upsert_replica(&first).expect("insert");
+
+        let started = Timestamp::now();
+        let failed = ReplicaRecord {
+            state: ReplicaState::Failed,
+            pid: Some(ProcessIdentity::current()),
+            gpus: vec![1, 3],
+            restarts: 2,
+            exit_code: Some(137),
+            reason: Some("OOMKilled".to_owned()),
+            started_at: Some(started),
+            finished_at: Some(started + jiff::SignedDuration::from_secs(5)),
+            ..first
+        };
+        store.upsert_replica(&failed).expect("update");
+
+        assert_eq!(store.replicas(&job.uid).expect("read"), vec![failed]);
+    }
+
+    #[test]
+    fn replicas_are_ordered_by_replica_type_then_index() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("mnist", None);
+        let _ = store.insert_job(&job).expect("insert");
+        // Inserted in an order that is neither the type order nor alphabetical.
+        for (replica_type, index) in [
+            (ReplicaType::Worker, 10),
+            (ReplicaType::PS, 0),
+            (ReplicaType::Worker, 2),
+            (ReplicaType::Chief, 0),
+            (ReplicaType::Evaluator, 0),
+        ] {
+            store
+                .upsert_replica(&pending(&job.uid, replica_type, index))
+                .expect("insert");
+        }
+
+        let slots: Vec<(ReplicaType, i32)> = store
+            .replicas(&job.uid)
+            .expect("read")
+            .into_iter()
+            .map(|replica| (replica.replica_type, replica.index))
+            .collect();
+
+        assert_eq!(
+            slots,
+            [
+                (ReplicaType::Chief, 0),
+                (ReplicaType::PS, 0),
+                (ReplicaType::Worker, 2),
+                (ReplicaType::Worker, 10),
+                (ReplicaType::Evaluator, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn log_path_need_not_be_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("mnist", None);
+        let _ = store.insert_job(&job).expect("insert");
+        let replica = ReplicaRecord {
+            log_path: std::ffi::OsStr::from_bytes(b"/state/\xff.log").into(),
+            ..pending(&job.uid, ReplicaType::Worker, 0)
+        };
+        store.upsert_replica(&replica).expect("insert");
+
+        assert_eq!(store.replicas(&job.uid).expect("read"), vec![replica]);
+    }
+}

@@ -1,0 +1,118 @@
+//! The schema, as versioned migrations tracked by `PRAGMA user_version`.
+//!
+//! `MIGRATIONS[i]` takes the database from version `i` to `i + 1`. Released migrations are never
+//! edited; a change to the schema is a new entry at the end.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::StoreError;
+
+/// The migrations, oldest first; the schema version is the number applied.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: jobs, their replicas and events.
+    "
+    CREATE TABLE jobs (
+        uid               TEXT PRIMARY KEY NOT NULL,
+        namespace         TEXT NOT NULL,
+        name              TEXT NOT NULL,
+        kind              TEXT NOT NULL,
+        -- The whole job object as JSON, status included.
+        object            TEXT NOT NULL,
+        retired_restarts  INTEGER NOT NULL DEFAULT 0 CHECK (retired_restarts >= 0),
+        -- The trainctl process running the job: pid and start ticks, both or neither.
+        owner_pid         INTEGER,
+        owner_start_ticks INTEGER,
+        -- RFC 3339 with nanoseconds, fixed width so that text order is time order.
+        created_at        TEXT NOT NULL,
+        updated_at        TEXT NOT NULL,
+        finished          INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1)),
+        -- The resources the job holds on this machine, as JSON; NULL when none.
+        hold              TEXT,
+        CHECK ((owner_pid IS NULL) = (owner_start_ticks IS NULL)),
+        UNIQUE (namespace, kind, name)
+    ) STRICT;
+    CREATE INDEX jobs_by_creation ON jobs (created_at, name);
+    -- What `reserve` scans: the unfinished jobs that hold something.
+    CREATE INDEX jobs_holding ON jobs (uid) WHERE hold IS NOT NULL AND finished = 0;
+
+    CREATE TABLE replicas (
+        job_uid         TEXT NOT NULL REFERENCES jobs (uid) ON DELETE CASCADE,
+        replica_type    TEXT NOT NULL,
+        idx             INTEGER NOT NULL CHECK (idx >= 0),
+        state           TEXT NOT NULL
+                        CHECK (state IN ('Pending', 'Running', 'Succeeded', 'Failed', 'Stopped')),
+        pid             INTEGER,
+        pid_start_ticks INTEGER,
+        port            INTEGER CHECK (port BETWEEN 0 AND 65535),
+        -- GPU indices as a JSON array.
+        gpus            TEXT NOT NULL DEFAULT '[]',
+        restarts        INTEGER NOT NULL DEFAULT 0 CHECK (restarts >= 0),
+        exit_code       INTEGER,
+        reason          TEXT,
+        started_at      TEXT,
+        finished_at     TEXT,
+        -- The path's bytes: paths need not be UTF-8.
+        log_path        BLOB NOT NULL,
+        CHECK ((pid IS NULL) = (pid_start_ticks IS NULL)),
+        PRIMARY KEY (job_uid, replica_type, idx)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE events (
+        id      INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_uid TEXT NOT NULL REFERENCES jobs (uid) ON DELETE CASCADE,
+        time    TEXT NOT NULL,
+        type    TEXT NOT NULL CHECK (type IN ('Normal', 'Warning')),
+        reason  TEXT NOT NULL,
+        message TEXT NOT NULL,
+        object  TEXT
+    ) STRICT;
+    CREATE INDEX events_by_job ON events (job_uid, id);
+    ",
+];
+
+/// The schema version this binary writes: the number of migrations.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Applies the missing migrations, each in its own transaction. Safe against another process
+/// migrating the same file at the same time: the version is re-read under the write lock.
+pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let known = SCHEMA_VERSION;
+    loop {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|source| StoreError::Open {
+                path: path.to_owned(),
+                source,
+            })?;
+        let found = user_version(&tx).map_err(|source| StoreError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        if found > known {
+            return Err(StoreError::TooNew {
+                path: path.to_owned(),
+                found,
+                known,
+            });
+        }
+        if found == known {
+            return Ok(());
+        }
+        let version = found + 1;
+        tx.execute_batch(MIGRATIONS[found as usize])
+            .and_then(|()| tx.pragma_update(None, "user_version", version))
+            .and_then(|()| tx.commit())
+            .map_err(|source| StoreError::Migrate {
+                path: path.to_owned(),
+                version,
+                source,
+            })?;
+    }
+}
+
+/// `PRAGMA user_version`.
+pub(super) fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
