@@ -7,7 +7,8 @@
 //! - asks the kernel for `SIGHUP` when `trainctl` dies (`PR_SET_PDEATHSIG`), even by `SIGKILL`,
 //!   and then stops the group as `trainctl` would have: `SIGTERM`, the grace period, `SIGKILL`;
 //! - becomes the child subreaper of what it starts (`PR_SET_CHILD_SUBREAPER`), so processes that
-//!   detach from their parent, or leave the group with `setsid`, still come back to it;
+//!   detach from their parent, or leave the group with `setsid`, still come back to it (and a
+//!   keeper without children knows that nothing it started is left);
 //! - when the command exits, kills whatever it left behind (a container's processes end with its
 //!   main process), reaps it all and exits with the command's exit code, or `128 + n` when a
 //!   signal `n` ended it, as the kubelet reports it;
@@ -119,34 +120,32 @@ fn wait_for(main: Pid) -> i32 {
 }
 
 /// Kills and reaps every process the command left in the group or handed to the keeper.
+///
+/// As the subreaper, the keeper is an ancestor of every descendant still alive: when it has no
+/// child left, nothing is left, and the process table need not be read.
 fn kill_leftovers() {
-    for _ in 0..100 {
-        if kill_group_but_self(Signal::SIGKILL) == 0 {
-            break;
-        }
-        let deadline = std::time::Instant::now() + Duration::from_millis(100);
-        while std::time::Instant::now() < deadline {
-            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => thread::sleep(Duration::from_millis(2)),
-                Ok(_) | Err(Errno::EINTR) => {}
-                Err(_) => break,
+    for _ in 0..1_000 {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => {
+                kill_group_but_self(Signal::SIGKILL);
+                thread::sleep(Duration::from_millis(2));
             }
+            // Reaped one (or interrupted): look again.
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(_) => return,
         }
     }
 }
 
 /// Sends `signal` to every other process in the keeper's group and to its own children (which
-/// may have left the group); returns how many there were.
-fn kill_group_but_self(signal: Signal) -> usize {
+/// may have left the group).
+fn kill_group_but_self(signal: Signal) {
     let me = getpid();
     let group = getpgrp();
-    let targets = processes()
-        .filter(|process| process.pid != me && (process.group == group || process.parent == me))
-        .collect::<Vec<_>>();
-    for process in &targets {
+    let targets = processes().filter(|p| p.pid != me && (p.group == group || p.parent == me));
+    for process in targets {
         let _ = kill(process.pid, signal);
     }
-    targets.len()
 }
 
 /// A process as `/proc/<pid>/stat` describes it.

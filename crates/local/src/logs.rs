@@ -91,16 +91,17 @@ impl Console {
         if !self.inner.show_logs || lines.is_empty() {
             return;
         }
-        let _guard = self.lock();
-        let mut err = io::stderr().lock();
+        // Stderr is unbuffered: one write for the whole chunk, not two per line.
+        let mut out = Vec::with_capacity(lines.len() + lines.len() / 8 + prefix.len() + 1);
         for line in lines.split_inclusive(|&byte| byte == b'\n') {
-            let _ = err.write_all(prefix.as_bytes());
-            let _ = err.write_all(line);
+            out.extend_from_slice(prefix.as_bytes());
+            out.extend_from_slice(line);
             if !line.ends_with(b"\n") {
-                let _ = err.write_all(b"\n");
+                out.push(b'\n');
             }
         }
-        let _ = err.flush();
+        let _guard = self.lock();
+        let _ = io::stderr().lock().write_all(&out);
     }
 }
 

@@ -46,8 +46,14 @@ pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
                 }
                 return Ok(ExitCode::SUCCESS);
             }
+            let restarts = if wide.is_some() {
+                restarts(&store, &records)?
+            } else {
+                Vec::new()
+            };
             let table = table(
                 &records,
+                &restarts,
                 kind.is_none(),
                 args.all_namespaces,
                 wide.is_some(),
@@ -80,7 +86,24 @@ fn print_objects(records: &[JobRecord], single: bool, format: Format) -> anyhow:
     )
 }
 
-fn table(records: &[JobRecord], with_kind: bool, with_namespace: bool, wide: bool) -> Table {
+/// Each job's restarts: every restart of every replica, in place or by re-creation.
+fn restarts(store: &Store, records: &[JobRecord]) -> anyhow::Result<Vec<i64>> {
+    records
+        .iter()
+        .map(|record| {
+            let replicas = store.replicas(&record.uid)?;
+            Ok(replicas.iter().map(|r| i64::from(r.restarts)).sum())
+        })
+        .collect()
+}
+
+fn table(
+    records: &[JobRecord],
+    restarts: &[i64],
+    with_kind: bool,
+    with_namespace: bool,
+    wide: bool,
+) -> Table {
     let now = Timestamp::now();
     let mut table = Table::new([
         "NAMESPACE",
@@ -91,7 +114,7 @@ fn table(records: &[JobRecord], with_kind: bool, with_namespace: bool, wide: boo
         "RESTARTS",
         "DURATION",
     ]);
-    for record in records {
+    for (i, record) in records.iter().enumerate() {
         let name = if with_kind {
             format!("{}/{}", record.kind.singular(), record.name)
         } else {
@@ -107,7 +130,7 @@ fn table(records: &[JobRecord], with_kind: bool, with_namespace: bool, wide: boo
             state(record).to_owned(),
             age(now.duration_since(record.created_at)),
             replicas(&record.job),
-            record.retired_restarts.to_string(),
+            restarts.get(i).map_or_else(String::new, i64::to_string),
             duration.map_or_else(|| "-".to_owned(), age),
         ]);
     }

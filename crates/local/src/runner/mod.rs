@@ -158,6 +158,7 @@ pub async fn run(
         requeue_at: None,
         admitted: false,
         summaries: BTreeMap::new(),
+        starts: BTreeMap::new(),
     };
     let end = runner.drive(store).await?;
     Ok(RunReport {
@@ -197,6 +198,8 @@ struct Runner<'a> {
     admitted: bool,
     /// Each slot's latest end, for the summary.
     summaries: BTreeMap<ReplicaSlot, ReplicaSummary>,
+    /// Each slot's process starts so far, across re-created pods.
+    starts: BTreeMap<ReplicaSlot, i32>,
 }
 
 /// What woke the runner up.
@@ -330,11 +333,7 @@ impl Runner<'_> {
     }
 
     /// Takes the admitted GPUs, reserves a port per slot and prepares every replica.
-    fn admit(
-        &mut self,
-        allocation: &Allocation,
-        store: &mut Store,
-    ) -> Result<(), RunError> {
+    fn admit(&mut self, allocation: &Allocation, store: &mut Store) -> Result<(), RunError> {
         let slots = trainctl_engine::objects::replica_slots(&self.job);
         let ports = PortReservation::reserve(slots)
             .map_err(|source| RunError::Io {
@@ -367,6 +366,7 @@ impl Runner<'_> {
             pods: self
                 .pods
                 .iter()
+                .filter(|(_, pod)| !pod.gone)
                 .map(|(slot, pod)| (slot.clone(), pod.observed()))
                 .collect(),
             services: self.services.clone(),
@@ -396,20 +396,24 @@ impl Runner<'_> {
         for event in &plan.events {
             self.record_event(event, store)?;
         }
+        let ledger_changed = self.retired_restarts != plan.retired_restarts;
         self.retired_restarts = plan.retired_restarts;
         self.requeue_at = plan
             .requeue_after
             .map(|after| Instant::now() + after.unsigned_abs());
+        let status_changed = plan.status.is_some();
         if let Some(status) = plan.status {
             report::condition_changes(self.job.status(), &status, self.console);
             *self.job.status_mut() = Some(status);
         }
-        store.update_job(
-            &self.uid,
-            &self.job,
-            self.retired_restarts,
-            self.is_finished(),
-        )?;
+        if status_changed || ledger_changed {
+            store.update_job(
+                &self.uid,
+                &self.job,
+                self.retired_restarts,
+                self.is_finished(),
+            )?;
+        }
         Ok(())
     }
 
@@ -424,6 +428,10 @@ impl Runner<'_> {
 
     /// Starts the slot's process (first start or an in-place restart).
     fn start_process(&mut self, slot: &ReplicaSlot, store: &mut Store) -> Result<(), RunError> {
+        if !self.pods.contains_key(slot) {
+            return Ok(());
+        }
+        self.count_start(slot);
         let (Some(prepared), Some(pod)) = (self.prepared.get(slot), self.pods.get_mut(slot)) else {
             return Ok(());
         };
@@ -465,6 +473,24 @@ impl Runner<'_> {
         Ok(())
     }
 
+    /// Counts a start of the slot's process; every start after the first is a restart, in place or
+    /// by re-creating the pod.
+    fn count_start(&mut self, slot: &ReplicaSlot) {
+        let starts = self.starts.entry(slot.clone()).or_default();
+        *starts += 1;
+        let restarts = starts.saturating_sub(1);
+        if let Some(summary) = self.summaries.get_mut(slot) {
+            summary.restarts = restarts;
+        }
+    }
+
+    /// The restarts the slot's process has made.
+    fn restarts_of(&self, slot: &ReplicaSlot) -> i32 {
+        self.starts
+            .get(slot)
+            .map_or(0, |starts| starts.saturating_sub(1))
+    }
+
     fn delete_pod(&mut self, deletion: &Deletion, store: &mut Store) -> Result<(), RunError> {
         let Some(pod) = self.pods.get_mut(&deletion.slot) else {
             return Ok(());
@@ -479,9 +505,7 @@ impl Runner<'_> {
                 signal_group(running.pid, Signal::SIGTERM);
             }
             Some(_) => {}
-            None => {
-                self.pods.remove(&deletion.slot);
-            }
+            None => pod.delete(Timestamp::now()),
         }
         let record = self.record_of(&deletion.slot);
         store.upsert_replica(&record)?;
@@ -501,9 +525,6 @@ impl Runner<'_> {
         self.after_exit(&exit.slot, exit.code, after);
         let record = self.record_of(&exit.slot);
         store.upsert_replica(&record)?;
-        if matches!(after, Some(AfterExit::Gone)) {
-            self.pods.remove(&exit.slot);
-        }
         Ok(())
     }
 
@@ -514,7 +535,6 @@ impl Runner<'_> {
         let restarts = self.pods.get(slot).map_or(0, |pod| pod.restart_count);
         if let Some(summary) = self.summaries.get_mut(slot) {
             summary.exit_code = Some(code);
-            summary.restarts = restarts;
         }
         let what = report::exit_words(code);
         match after {
@@ -533,7 +553,7 @@ impl Runner<'_> {
         let due: Vec<ReplicaSlot> = self
             .pods
             .iter()
-            .filter(|(_, pod)| pod.running.is_none() && pod.deleting.is_none())
+            .filter(|(_, pod)| pod.running.is_none() && pod.deleting.is_none() && !pod.gone)
             .filter(|(_, pod)| pod.restart_due.is_some_and(|due| due <= now))
             .map(|(slot, _)| slot.clone())
             .collect();
@@ -599,13 +619,19 @@ impl Runner<'_> {
             self.job.kind().as_str(),
             self.job.name()
         );
-        if status.condition(JobConditionType::Created).is_none() {
-            status.conditions.push(condition(
+        // As the engine does when a job ends: a Pending explanation no longer holds.
+        match status
+            .conditions
+            .iter_mut()
+            .find(|c| c.type_ == JobConditionType::Created)
+        {
+            Some(existing) => existing.message.clone_from(&created),
+            None => status.conditions.push(condition(
                 JobConditionType::Created,
                 &format!("{}Created", self.job.kind().as_str()),
                 &created,
                 &now,
-            ));
+            )),
         }
         for existing in &mut status.conditions {
             if matches!(
@@ -650,7 +676,7 @@ impl Runner<'_> {
                     pod.deleting = Some(now + grace + KILL_MARGIN);
                     signal_group(running.pid, Signal::SIGTERM);
                 }
-            } else if !pod.is_finished() {
+            } else if !pod.is_finished() && !pod.gone {
                 pod.stopped = true;
             }
             let record = self.record_of(slot);
@@ -680,7 +706,6 @@ impl Runner<'_> {
         for (slot, pod) in &self.pods {
             if let Some(summary) = self.summaries.get_mut(slot) {
                 summary.state = report::state_of(pod);
-                summary.restarts = pod.restart_count;
             }
         }
         Ok(())
@@ -749,7 +774,7 @@ impl Runner<'_> {
                 .and_then(|running| ProcessIdentity::of(running.pid)),
             port: prepared.port,
             gpus: prepared.gpus.clone(),
-            restarts: pod.map_or(0, |pod| pod.restart_count),
+            restarts: self.restarts_of(slot),
             exit_code: pod.and_then(|pod| pod.exit_code),
             reason: None,
             started_at: pod.and_then(|pod| pod.started_at),

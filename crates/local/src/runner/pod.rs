@@ -97,6 +97,8 @@ pub struct LocalPod {
     pub deleting: Option<Instant>,
     /// Stopped by trainctl because the job ended, not by its own doing.
     pub stopped: bool,
+    /// Deleted: no longer observed, kept for what it last was.
+    pub gone: bool,
     /// The pod-level restart policy.
     pub policy: PodRestart,
     /// Back-off steps taken since the last reset.
@@ -119,6 +121,7 @@ impl LocalPod {
             restart_due: None,
             deleting: None,
             stopped: false,
+            gone: false,
             policy,
             backoff_step: 0,
             starts: 0,
@@ -152,6 +155,7 @@ impl LocalPod {
         self.running = None;
         self.exit_code = Some(code);
         if self.deleting.is_some() {
+            self.delete(now);
             return Some(AfterExit::Gone);
         }
         if self.policy.restarts_after(code) {
@@ -174,6 +178,23 @@ impl LocalPod {
         };
         self.finished_at = Some(now);
         Some(AfterExit::Finished(self.phase))
+    }
+
+    /// Deletes a pod without a process: one that finished, or one waiting to restart, which
+    /// ends as its last exit made it.
+    pub fn delete(&mut self, now: Timestamp) {
+        self.gone = true;
+        self.restart_due = None;
+        if !self.is_finished() {
+            self.phase = match self.exit_code {
+                Some(0) => PodPhase::Succeeded,
+                Some(_) => PodPhase::Failed,
+                None => self.phase,
+            };
+            if self.is_finished() {
+                self.finished_at.get_or_insert(now);
+            }
+        }
     }
 
     /// Whether the pod ended (Succeeded or Failed).
@@ -272,6 +293,17 @@ mod tests {
         pod.deleting = Some(Instant::now());
         let after = pod.exited(generation, 143, Timestamp::UNIX_EPOCH, &BACKOFF);
         assert_eq!(after, Some(AfterExit::Gone));
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_pod_deleted_while_waiting_to_restart_ends_failed() {
+        let (mut pod, generation) = running(PodRestart::OnFailure);
+        pod.exited(generation, 3, Timestamp::UNIX_EPOCH, &BACKOFF);
+        pod.delete(Timestamp::UNIX_EPOCH);
+        assert_eq!(
+            (pod.gone, pod.phase, pod.exit_code, pod.restart_due),
+            (true, PodPhase::Failed, Some(3), None)
+        );
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
