@@ -96,9 +96,9 @@ Examples:
   trainctl logs tfjob digits-mwms --replica chief-0")]
     Logs(LogsArgs),
 
-    /// Internal: the keeper process between trainctl and one replica's command.
-    #[command(name = "__replica", hide = true)]
-    Replica(ReplicaArgs),
+    /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog(WatchdogArgs),
 }
 
 /// Arguments of `run`.
@@ -213,20 +213,12 @@ pub struct LogsArgs {
     pub namespace: String,
 }
 
-/// Arguments of the internal `__replica` keeper.
+/// Arguments of the internal `__watchdog`.
 #[derive(Debug, Args)]
-pub struct ReplicaArgs {
-    /// The pid of the trainctl process that started this keeper.
+pub struct WatchdogArgs {
+    /// The uid of the job whose replicas it watches.
     #[arg(long)]
-    pub parent: i32,
-
-    /// Seconds between SIGTERM and SIGKILL when the replica is stopped.
-    #[arg(long)]
-    pub grace_seconds: f64,
-
-    /// The command and its arguments.
-    #[arg(last = true, required = true)]
-    pub command: Vec<std::ffi::OsString>,
+    pub job_uid: String,
 }
 
 /// Arguments of `validate`.

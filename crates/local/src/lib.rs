@@ -1,15 +1,14 @@
 //! The local runtime of trainctl: a kubelet for processes (DESIGN.md, "The local runtime model").
 //!
 //! The pure pieces (`$(VAR)` expansion, env resolution, resource quantities and node capacity,
-//! gang admission, loopback ports) are plain functions with unit tests. Around them: the
-//! [`keeper`] that sits between trainctl and each replica so that no process outlives it,
-//! [`process`] starts and signals, [`logs`] capture, the SQLite [`store`], and the [`runner`]
-//! that executes the engine's plans for `trainctl run`.
+//! gang admission, loopback ports) are plain functions with unit tests. Around them: replica
+//! [`process`]es (started, reaped, signalled) and the [`watchdog`] that stops them if trainctl
+//! dies, so that no replica process outlives it; [`logs`] capture; the SQLite [`store`]; and the
+//! [`runner`] that executes the engine's plans for `trainctl run`.
 
 pub mod admission;
 pub mod env;
 pub mod expand;
-pub mod keeper;
 pub mod logs;
 pub mod ports;
 pub mod process;
@@ -17,6 +16,7 @@ pub mod process_identity;
 pub mod resources;
 pub mod runner;
 pub mod store;
+pub mod watchdog;
 
 pub use admission::{Admission, Allocation, FreeResources, admit};
 pub use env::{EnvContext, EnvError, resolve_env};

@@ -1,24 +1,43 @@
-//! One start of a replica: its keeper process (see [`crate::keeper`]) in a new process group,
-//! its output piped to a log pump, and the signals that stop it.
+//! Replica processes: starting them in their own process groups with their output piped to a log
+//! pump, reaping them (and whatever they leave behind), signalling them, and keeping the
+//! [`watchdog`](crate::watchdog) informed.
+//!
+//! `trainctl` is the child subreaper of everything its replicas start: a process whose parent
+//! exits comes back to `trainctl` rather than to init, so nothing a replica starts can slip away
+//! while the job runs. One reaper thread waits for every child. When a replica's main process
+//! exits, its group is killed before the process is reaped (a container's processes end with its
+//! main process, and the exited process still holds the group's id, so the signal cannot reach a
+//! recycled one); anything else that comes back is reaped as it ends, and killed when the job
+//! ends.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Write as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::thread::JoinHandle;
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
+use nix::errno::Errno;
+use nix::sys::prctl;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
+use tokio::sync::oneshot;
 
 use crate::logs::{Console, open_log_file, pump};
+use crate::watchdog::MARKER_ENV;
 
-/// How to start a keeper: a program (this binary) and the arguments that select its keeper mode.
+/// How to start a helper process of this binary (the watchdog): the program and the arguments
+/// that select the helper.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeeperCommand {
+pub struct HelperCommand {
     /// The program, e.g. `/proc/self/exe`.
     pub program: PathBuf,
-    /// The arguments before the keeper's own, e.g. `["__replica"]`.
+    /// Its arguments, e.g. `["__watchdog"]`.
     pub args: Vec<OsString>,
 }
 
@@ -39,72 +58,191 @@ pub struct Launch {
     pub prefix: String,
 }
 
-/// A started replica: its keeper's pid, which is also its process group.
+/// A started replica process.
 #[derive(Debug)]
 pub struct StartedProcess {
-    /// The keeper process; wait on it for the replica's exit code.
-    pub child: tokio::process::Child,
-    /// The keeper's pid and the group's id.
+    /// Its pid, also its process group's id.
     pub pid: i32,
-    /// The log pump, which ends once the replica and everything it started have exited.
+    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
+    pub exit: oneshot::Receiver<i32>,
+    /// The log pump, which ends once the replica and everything it started have closed the pipe.
     pub pump: JoinHandle<()>,
 }
 
-/// Starts `launch` under a keeper.
-pub fn start(
-    keeper: &KeeperCommand,
-    launch: &Launch,
-    console: &Console,
-) -> io::Result<StartedProcess> {
-    let (program, args) = launch
-        .argv
-        .split_first()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
-    let file = open_log_file(&launch.log_path)?;
-    let (reader, writer) = io::pipe()?;
-    let mut command = tokio::process::Command::new(&keeper.program);
-    command
-        .args(&keeper.args)
-        .arg("--parent")
-        .arg(std::process::id().to_string())
-        .arg("--grace-seconds")
-        .arg(launch.grace.as_secs_f64().to_string())
-        .arg("--")
-        .arg(program)
-        .args(args)
-        .envs(launch.env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0)
-        .kill_on_drop(false);
-    if let Some(dir) = &launch.working_dir {
-        command.current_dir(dir);
+/// The children being waited for: pid → where its exit code goes (`None`: reap it quietly).
+type Waiting = Arc<Mutex<HashMap<i32, Option<oneshot::Sender<i32>>>>>;
+
+/// Starts processes and reaps every child of this process.
+#[derive(Debug)]
+pub struct Reaper {
+    waiting: Waiting,
+    /// Wakes the reaper thread when a child is started while it has none.
+    wake: mpsc::Sender<()>,
+}
+
+impl Reaper {
+    /// Makes this process the subreaper of its descendants and starts the reaper thread. Only one
+    /// reaper may run in a process, and nothing else in it may wait for children.
+    pub fn start() -> io::Result<Reaper> {
+        prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+        let waiting: Waiting = Arc::default();
+        let (wake, woken) = mpsc::channel();
+        let shared = Arc::clone(&waiting);
+        thread::Builder::new()
+            .name("reaper".to_owned())
+            .spawn(move || reap(&shared, &woken))?;
+        Ok(Reaper { waiting, wake })
     }
-    let child = command.spawn()?;
-    // The command holds the pipe's write ends until it is dropped; the pump must see only the
-    // replica's.
-    drop(command);
-    let pid = child
-        .id()
-        .and_then(|pid| i32::try_from(pid).ok())
-        .ok_or_else(|| io::Error::other("the replica exited before its pid was known"))?;
-    let pump = pump(reader, file, console.clone(), launch.prefix.clone())?;
-    Ok(StartedProcess { child, pid, pump })
+
+    /// Starts `command`; its exit code goes to `exit`, if given.
+    fn spawn(
+        &self,
+        command: &mut Command,
+        exit: Option<oneshot::Sender<i32>>,
+    ) -> io::Result<std::process::Child> {
+        // Held across the spawn: a process that exits at once is looked up only after this.
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let child = command.spawn()?;
+        waiting.insert(child.id() as i32, exit);
+        drop(waiting);
+        let _ = self.wake.send(());
+        Ok(child)
+    }
+
+    /// Starts a replica: `launch`'s command in a new process group, with its output going to its
+    /// log file and `console`, marked as the job `job_uid`'s.
+    pub fn start_replica(
+        &self,
+        launch: &Launch,
+        job_uid: &str,
+        console: &Console,
+    ) -> io::Result<StartedProcess> {
+        let (program, args) = launch
+            .argv
+            .split_first()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
+        let file = open_log_file(&launch.log_path)?;
+        let (reader, writer) = io::pipe()?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(launch.env.iter().map(|(name, value)| (name, value)))
+            .env(MARKER_ENV, job_uid)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0);
+        if let Some(dir) = &launch.working_dir {
+            command.current_dir(dir);
+        }
+        let (sender, exit) = oneshot::channel();
+        let child = self.spawn(&mut command, Some(sender))?;
+        // The command holds the pipe's write ends; the pump must see only the replica's.
+        drop(command);
+        let pump = pump(reader, file, console.clone(), launch.prefix.clone())?;
+        Ok(StartedProcess {
+            pid: child.id() as i32,
+            exit,
+            pump,
+        })
+    }
+
+    /// Starts the job's watchdog (see [`crate::watchdog`]).
+    pub fn start_watchdog(&self, helper: &HelperCommand, job_uid: &str) -> io::Result<Watchdog> {
+        let mut command = Command::new(&helper.program);
+        command
+            .args(&helper.args)
+            .arg("--job-uid")
+            .arg(job_uid)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .process_group(0);
+        let mut child = self.spawn(&mut command, None)?;
+        let input = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("the watchdog has no stdin"))?;
+        Ok(Watchdog { input: Some(input) })
+    }
+}
+
+/// The reaper thread: waits for any child; for a replica, kills what is left of its group before
+/// reaping it and reports its exit code.
+fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
+    loop {
+        match waitid(Id::All, WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(status) => {
+                let Some(pid) = status.pid() else { continue };
+                let sender = waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&pid.as_raw());
+                if matches!(sender, Some(Some(_))) {
+                    let _ = killpg(pid, Signal::SIGKILL);
+                }
+                let code = match waitpid(pid, None) {
+                    Ok(WaitStatus::Exited(_, code)) => code,
+                    Ok(WaitStatus::Signaled(_, signal, _)) => 128 + signal as i32,
+                    _ => 128 + Signal::SIGKILL as i32,
+                };
+                if let Some(Some(sender)) = sender {
+                    let _ = sender.send(code);
+                }
+            }
+            Err(Errno::EINTR) => {}
+            // No child: sleep until one is started (or the reaper is gone).
+            Err(_) => {
+                if woken.recv().is_err() {
+                    return;
+                }
+                while woken.try_recv().is_ok() {}
+            }
+        }
+    }
+}
+
+/// The pipe to the job's watchdog.
+#[derive(Debug)]
+pub struct Watchdog {
+    input: Option<ChildStdin>,
+}
+
+impl Watchdog {
+    /// Tells the watchdog about a replica's process group and its grace period.
+    pub fn watch(&mut self, pgid: i32, grace: Duration) {
+        self.say(&format!("group {pgid} {}", grace.as_secs_f64()));
+    }
+
+    /// Tells the watchdog that a replica's process group is gone.
+    pub fn forget(&mut self, pgid: i32) {
+        self.say(&format!("ended {pgid}"));
+    }
+
+    /// Tells the watchdog that every replica was stopped; it exits.
+    pub fn done(&mut self) {
+        self.say("done");
+        self.input = None;
+    }
+
+    fn say(&mut self, line: &str) {
+        // A watchdog that died cannot be helped; the job goes on without one.
+        if let Some(input) = &mut self.input
+            && writeln!(input, "{line}").is_err()
+        {
+            self.input = None;
+        }
+    }
 }
 
 /// Sends `signal` to a replica's process group; a group that is gone already is no error.
-pub fn signal_group(pid: i32, signal: Signal) {
-    let _ = killpg(Pid::from_raw(pid), signal);
+pub fn signal_group(pgid: i32, signal: Signal) {
+    let _ = killpg(Pid::from_raw(pgid), signal);
 }
 
-/// The exit code the kubelet reports for a process's exit status: its code, or `128 + n` when
-/// signal `n` ended it.
-#[must_use]
-pub fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt as _;
-    status
-        .code()
-        .or_else(|| status.signal().map(|signal| 128 + signal))
-        .unwrap_or(128)
+/// Kills what the job left behind outside its replicas' groups (processes that called `setsid`):
+/// every process marked with the job's uid.
+pub fn kill_strays(job_uid: &str) {
+    for pid in crate::watchdog::marked_processes(job_uid) {
+        let _ = kill(pid, Signal::SIGKILL);
+    }
 }

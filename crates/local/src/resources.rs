@@ -173,8 +173,13 @@ impl NodeCapacity {
     }
 }
 
-/// The GPU indices `nvidia-smi` lists; none when it is not installed or fails.
+/// The GPU indices `nvidia-smi` lists; none without the NVIDIA driver, or when it is not
+/// installed or fails.
 fn detect_nvidia_gpus() -> Vec<u32> {
+    // Without the driver there is nothing to ask (and no process to start).
+    if !std::path::Path::new("/proc/driver/nvidia").exists() {
+        return Vec::new();
+    }
     Command::new("nvidia-smi")
         .args(["--query-gpu=index", "--format=csv,noheader"])
         .output()

@@ -4,9 +4,9 @@ mod crd;
 mod get;
 mod logs;
 mod render;
-mod replica;
 mod run;
 mod validate;
+mod watchdog;
 
 use std::process::ExitCode;
 
@@ -22,6 +22,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args, state),
         Command::Get(args) => get::run(&args, state),
         Command::Logs(args) => logs::run(&args, state),
-        Command::Replica(args) => Ok(replica::run(args)),
+        Command::Watchdog(args) => watchdog::run(&args),
     }
 }

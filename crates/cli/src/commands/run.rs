@@ -8,7 +8,7 @@ use trainctl_api::manifest::Manifests;
 use trainctl_api::quantity;
 use trainctl_engine::reconcile::RestartBackoff;
 use trainctl_local::logs::Console;
-use trainctl_local::process::KeeperCommand;
+use trainctl_local::process::{HelperCommand, Reaper};
 use trainctl_local::runner::{self, RunEnd, RunReport, RunSettings};
 use trainctl_local::store::Store;
 use trainctl_local::{CapacityOverrides, NodeCapacity};
@@ -60,9 +60,9 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         }
     }
     let settings = RunSettings {
-        keeper: KeeperCommand {
+        watchdog: HelperCommand {
             program: "/proc/self/exe".into(),
-            args: vec!["__replica".into()],
+            args: vec!["__watchdog".into()],
         },
         capacity: NodeCapacity::detect_with(&capacity_overrides(args)?),
         backoff: RestartBackoff {
@@ -75,8 +75,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     let dir = state_dir(state)?;
     let mut store = Store::open(&dir)?;
     let console = Console::stderr(!args.quiet);
-    // One thread: the keepers' parent-death signal follows the thread that started them, and
-    // this one lives as long as the process.
+    let reaper = Reaper::start().context("cannot become the reaper of the job's processes")?;
     let report = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,6 +84,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
             job,
             &manifests.companions,
             &mut store,
+            &reaper,
             &settings,
             &console,
         ))?;

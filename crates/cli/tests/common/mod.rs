@@ -87,3 +87,53 @@ pub fn fixture_manifests() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A live process as `/proc` shows it: what a test needs to pick out and signal one replica.
+#[derive(Debug, Clone)]
+pub struct ProcessEnv {
+    /// Its pid.
+    pub pid: u32,
+    /// `/proc/<pid>/comm`: the program's name (`python`, `trainctl`).
+    pub comm: String,
+    /// Its environment, `NAME=value` entries.
+    pub environ: Vec<String>,
+}
+
+impl ProcessEnv {
+    /// The value of the variable `name` in its environment.
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.environ
+            .iter()
+            .find_map(|entry| entry.strip_prefix(name)?.strip_prefix('='))
+    }
+}
+
+/// The live (not zombie) processes of this user whose environment holds the entry `entry`
+/// (`NAME=value`, exactly). A variable set only on one test's `trainctl` (replicas inherit
+/// its environment) picks out that test's processes, grandchildren and orphans included.
+pub fn processes_with_env(entry: &str) -> Vec<ProcessEnv> {
+    let Ok(proc_entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    proc_entries
+        .filter_map(Result::ok)
+        .filter_map(|dir| dir.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            if matches!(rest.split_whitespace().next(), None | Some("Z" | "X")) {
+                return None;
+            }
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let environ: Vec<String> = environ
+                .split(|&byte| byte == 0)
+                .map(|var| String::from_utf8_lossy(var).into_owned())
+                .collect();
+            let comm = head.split_once('(')?.1.to_owned();
+            environ
+                .iter()
+                .any(|var| var == entry)
+                .then_some(ProcessEnv { pid, comm, environ })
+        })
+        .collect()
+}

@@ -31,7 +31,7 @@ use trainctl_engine::reconcile::{
 use crate::admission::Allocation;
 use crate::logs::Console;
 use crate::ports::PortReservation;
-use crate::process::{self, KeeperCommand, signal_group};
+use crate::process::{HelperCommand, Reaper, Watchdog, kill_strays, signal_group};
 use crate::process_identity::ProcessIdentity;
 use crate::resources::NodeCapacity;
 use crate::store::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, Store, StoreError};
@@ -45,8 +45,7 @@ use self::admit::{Attempt, try_admit};
 use self::launch::{LaunchContext, PreparedReplica, prepare};
 use self::pod::{AfterExit, LocalPod};
 
-/// How long after the grace period a replica that has not exited gets `SIGKILL` from trainctl
-/// itself (its keeper sends one at the end of the grace period already).
+/// How long after a `SIGKILL` a replica that has still not exited gets another.
 const KILL_MARGIN: Duration = Duration::from_secs(5);
 /// At most this many reconciles in a row without waiting for anything, against a plan that never
 /// settles.
@@ -55,8 +54,8 @@ const MAX_IMMEDIATE_RECONCILES: usize = 100;
 /// The settings of a run, beyond the job.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// How to start replica keepers.
-    pub keeper: KeeperCommand,
+    /// How to start the job's watchdog.
+    pub watchdog: HelperCommand,
     /// This machine's capacity.
     pub capacity: NodeCapacity,
     /// The kubelet's in-place restart back-off, also the engine's before re-creating a pod.
@@ -97,7 +96,7 @@ pub enum RunError {
     /// The state database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Signals could not be watched or ports reserved.
+    /// Signals could not be watched, ports reserved or the reaper and watchdog started.
     #[error("{operation}: {source}")]
     Io {
         /// What was being done.
@@ -112,6 +111,7 @@ pub async fn run(
     mut job: TrainingJob,
     companions: &[Companion],
     store: &mut Store,
+    reaper: &Reaper,
     settings: &RunSettings,
     console: &Console,
 ) -> Result<RunReport, RunError> {
@@ -142,9 +142,17 @@ pub async fn run(
         let _ = std::fs::remove_dir_all(store.logs_dir(&old));
     }
     let logs_dir = store.logs_dir(&uid);
+    let watchdog = reaper
+        .start_watchdog(&settings.watchdog, &uid)
+        .map_err(|source| RunError::Io {
+            operation: "cannot start the watchdog",
+            source,
+        })?;
     let mut runner = Runner {
         uid,
         job,
+        reaper,
+        watchdog,
         companions,
         settings,
         console,
@@ -159,6 +167,7 @@ pub async fn run(
         admitted: false,
         summaries: BTreeMap::new(),
         starts: BTreeMap::new(),
+        dirty: BTreeSet::new(),
     };
     let end = runner.drive(store).await?;
     Ok(RunReport {
@@ -173,6 +182,7 @@ pub async fn run(
 struct Exit {
     slot: ReplicaSlot,
     generation: u64,
+    pid: i32,
     code: i32,
 }
 
@@ -180,6 +190,8 @@ struct Exit {
 struct Runner<'a> {
     uid: String,
     job: TrainingJob,
+    reaper: &'a Reaper,
+    watchdog: Watchdog,
     companions: &'a [Companion],
     settings: &'a RunSettings,
     console: &'a Console,
@@ -200,6 +212,8 @@ struct Runner<'a> {
     summaries: BTreeMap<ReplicaSlot, ReplicaSummary>,
     /// Each slot's process starts so far, across re-created pods.
     starts: BTreeMap<ReplicaSlot, i32>,
+    /// Slots whose record changed since the store last saw them.
+    dirty: BTreeSet<ReplicaSlot>,
 }
 
 /// What woke the runner up.
@@ -211,8 +225,7 @@ enum Wake {
 
 impl Runner<'_> {
     async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
-        let mut interrupt = watch_signal(SignalKind::interrupt())?;
-        let mut terminate = watch_signal(SignalKind::terminate())?;
+        let mut signals = StopSignals::watch()?;
         self.announce();
         if let Err(message) = self.check_runnable() {
             self.fail_at_once(store, &message)?;
@@ -229,7 +242,7 @@ impl Runner<'_> {
         loop {
             if !self.admitted {
                 match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
-                    Attempt::Admitted(allocation) => self.admit(&allocation, store)?,
+                    Attempt::Admitted(allocation) => self.admit(&allocation)?,
                     Attempt::Wait(shortfalls) => {
                         self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
                     }
@@ -252,29 +265,29 @@ impl Runner<'_> {
                 continue;
             }
             immediate = 0;
+            self.flush(store)?;
             let timer = self.next_timer();
             let wake = tokio::select! {
                 Some(Ok(exit)) = self.exits.join_next() => Wake::Exit(exit),
                 () = sleep_until(timer) => Wake::Timer,
-                _ = interrupt.recv() => Wake::Signal(Signal::SIGINT),
-                _ = terminate.recv() => Wake::Signal(Signal::SIGTERM),
+                signal = signals.recv() => Wake::Signal(signal),
             };
             match wake {
-                Wake::Exit(exit) => self.on_exit(&exit, store)?,
-                Wake::Timer => self.on_timer(store)?,
+                Wake::Exit(exit) => self.on_exit(&exit),
+                Wake::Timer => self.on_timer(),
                 Wake::Signal(signal) => {
                     self.console.say(&format!(
                         "{}: stopping every replica (press Ctrl-C again to kill them now)",
                         signal_words(signal)
                     ));
                     self.interrupt(signal, store)?;
-                    self.stop_all(store, &mut interrupt, &mut terminate).await?;
+                    self.stop_all(store, &mut signals).await?;
                     store.release(&self.uid)?;
                     return Ok(RunEnd::Interrupted(signal));
                 }
             }
         }
-        self.stop_all(store, &mut interrupt, &mut terminate).await?;
+        self.stop_all(store, &mut signals).await?;
         store.release(&self.uid)?;
         let succeeded = self
             .job
@@ -333,7 +346,7 @@ impl Runner<'_> {
     }
 
     /// Takes the admitted GPUs, reserves a port per slot and prepares every replica.
-    fn admit(&mut self, allocation: &Allocation, store: &mut Store) -> Result<(), RunError> {
+    fn admit(&mut self, allocation: &Allocation) -> Result<(), RunError> {
         let slots = trainctl_engine::objects::replica_slots(&self.job);
         let ports = PortReservation::reserve(slots)
             .map_err(|source| RunError::Io {
@@ -346,7 +359,7 @@ impl Runner<'_> {
                 for (slot, replica) in &prepared {
                     self.summaries
                         .insert(slot.clone(), ReplicaSummary::new(slot, replica));
-                    store.upsert_replica(&self.record(slot, replica, None))?;
+                    self.dirty.insert(slot.clone());
                 }
                 self.prepared = prepared;
                 self.waiting.clear();
@@ -384,14 +397,14 @@ impl Runner<'_> {
     /// Carries out the engine's plan.
     fn apply(&mut self, plan: Plan, store: &mut Store) -> Result<(), RunError> {
         for deletion in &plan.delete_pods {
-            self.delete_pod(deletion, store)?;
+            self.delete_pod(deletion);
         }
         for deletion in &plan.delete_services {
             self.services.remove(&deletion.slot);
         }
         self.services.extend(plan.create_services.iter().cloned());
         for slot in &plan.create_pods {
-            self.create_pod(slot, store)?;
+            self.create_pod(slot);
         }
         for event in &plan.events {
             self.record_event(event, store)?;
@@ -417,36 +430,36 @@ impl Runner<'_> {
         Ok(())
     }
 
-    fn create_pod(&mut self, slot: &ReplicaSlot, store: &mut Store) -> Result<(), RunError> {
+    fn create_pod(&mut self, slot: &ReplicaSlot) {
         let Some(prepared) = self.prepared.get(slot) else {
-            return Ok(());
+            return;
         };
         self.pods
             .insert(slot.clone(), LocalPod::new(prepared.policy));
-        self.start_process(slot, store)
+        self.start_process(slot);
     }
 
     /// Starts the slot's process (first start or an in-place restart).
-    fn start_process(&mut self, slot: &ReplicaSlot, store: &mut Store) -> Result<(), RunError> {
+    fn start_process(&mut self, slot: &ReplicaSlot) {
         if !self.pods.contains_key(slot) {
-            return Ok(());
+            return;
         }
         self.count_start(slot);
         let (Some(prepared), Some(pod)) = (self.prepared.get(slot), self.pods.get_mut(slot)) else {
-            return Ok(());
+            return;
         };
         let now = Timestamp::now();
-        match process::start(&self.settings.keeper, &prepared.launch, self.console) {
+        match self
+            .reaper
+            .start_replica(&prepared.launch, &self.uid, self.console)
+        {
             Ok(started) => {
                 let generation = pod.started(started.pid, now);
+                self.watchdog.watch(started.pid, prepared.launch.grace);
                 let slot_for_task = slot.clone();
-                let mut child = started.child;
-                let pump = started.pump;
+                let (pid, exit, pump) = (started.pid, started.exit, started.pump);
                 self.exits.spawn(async move {
-                    let code = match child.wait().await {
-                        Ok(status) => process::exit_code(status),
-                        Err(_) => 128 + Signal::SIGKILL as i32,
-                    };
+                    let code = exit.await.unwrap_or(128 + Signal::SIGKILL as i32);
                     // Let the last lines reach the terminal before the exit is reported.
                     let _ = tokio::time::timeout(
                         Duration::from_secs(2),
@@ -456,21 +469,25 @@ impl Runner<'_> {
                     Exit {
                         slot: slot_for_task,
                         generation,
+                        pid,
                         code,
                     }
                 });
             }
             Err(error) => {
+                let code = if error.kind() == std::io::ErrorKind::NotFound {
+                    127
+                } else {
+                    126
+                };
                 self.console
                     .say(&format!("{slot}: cannot start its process: {error}"));
                 let generation = pod.started(0, now);
-                let after = pod.exited(generation, 128, now, &self.settings.backoff);
-                self.after_exit(slot, 128, after);
+                let after = pod.exited(generation, code, now, &self.settings.backoff);
+                self.after_exit(slot, code, after);
             }
         }
-        let record = self.record_of(slot);
-        store.upsert_replica(&record)?;
-        Ok(())
+        self.dirty.insert(slot.clone());
     }
 
     /// Counts a start of the slot's process; every start after the first is a restart, in place or
@@ -491,9 +508,9 @@ impl Runner<'_> {
             .map_or(0, |starts| starts.saturating_sub(1))
     }
 
-    fn delete_pod(&mut self, deletion: &Deletion, store: &mut Store) -> Result<(), RunError> {
+    fn delete_pod(&mut self, deletion: &Deletion) {
         let Some(pod) = self.pods.get_mut(&deletion.slot) else {
-            return Ok(());
+            return;
         };
         match pod.running {
             Some(running) if pod.deleting.is_none() => {
@@ -501,20 +518,19 @@ impl Runner<'_> {
                     .prepared
                     .get(&deletion.slot)
                     .map_or(Duration::ZERO, |p| p.launch.grace);
-                pod.deleting = Some(Instant::now() + grace + KILL_MARGIN);
+                pod.deleting = Some(Instant::now() + grace);
                 signal_group(running.pid, Signal::SIGTERM);
             }
             Some(_) => {}
             None => pod.delete(Timestamp::now()),
         }
-        let record = self.record_of(&deletion.slot);
-        store.upsert_replica(&record)?;
-        Ok(())
+        self.dirty.insert(deletion.slot.clone());
     }
 
-    fn on_exit(&mut self, exit: &Exit, store: &mut Store) -> Result<(), RunError> {
+    fn on_exit(&mut self, exit: &Exit) {
+        self.watchdog.forget(exit.pid);
         let Some(pod) = self.pods.get_mut(&exit.slot) else {
-            return Ok(());
+            return;
         };
         let after = pod.exited(
             exit.generation,
@@ -523,9 +539,7 @@ impl Runner<'_> {
             &self.settings.backoff,
         );
         self.after_exit(&exit.slot, exit.code, after);
-        let record = self.record_of(&exit.slot);
-        store.upsert_replica(&record)?;
-        Ok(())
+        self.dirty.insert(exit.slot.clone());
     }
 
     /// Reports an exit and keeps the summary.
@@ -548,7 +562,7 @@ impl Runner<'_> {
         }
     }
 
-    fn on_timer(&mut self, store: &mut Store) -> Result<(), RunError> {
+    fn on_timer(&mut self) {
         let now = Instant::now();
         let due: Vec<ReplicaSlot> = self
             .pods
@@ -558,10 +572,9 @@ impl Runner<'_> {
             .map(|(slot, _)| slot.clone())
             .collect();
         for slot in due {
-            self.start_process(&slot, store)?;
+            self.start_process(&slot);
         }
         self.kill_overdue(now);
-        Ok(())
     }
 
     /// `SIGKILL` for replicas still running past their grace period and margin.
@@ -656,8 +669,7 @@ impl Runner<'_> {
     async fn stop_all(
         &mut self,
         store: &mut Store,
-        interrupt: &mut tokio::signal::unix::Signal,
-        terminate: &mut tokio::signal::unix::Signal,
+        signals: &mut StopSignals,
     ) -> Result<(), RunError> {
         let now = Instant::now();
         let slots: Vec<ReplicaSlot> = self.pods.keys().cloned().collect();
@@ -673,19 +685,19 @@ impl Runner<'_> {
             if let Some(running) = pod.running {
                 pod.stopped = true;
                 if pod.deleting.is_none() {
-                    pod.deleting = Some(now + grace + KILL_MARGIN);
+                    pod.deleting = Some(now + grace);
                     signal_group(running.pid, Signal::SIGTERM);
                 }
             } else if !pod.is_finished() && !pod.gone {
                 pod.stopped = true;
             }
-            let record = self.record_of(slot);
-            store.upsert_replica(&record)?;
+            self.dirty.insert(slot.clone());
         }
         while !self.exits.is_empty() {
             let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
             tokio::select! {
                 Some(Ok(exit)) = self.exits.join_next() => {
+                    self.watchdog.forget(exit.pid);
                     if let Some(pod) = self.pods.get_mut(&exit.slot)
                         && pod.running.is_some_and(|r| r.generation == exit.generation)
                     {
@@ -695,20 +707,20 @@ impl Runner<'_> {
                     if let Some(summary) = self.summaries.get_mut(&exit.slot) {
                         summary.exit_code = Some(exit.code);
                     }
-                    let record = self.record_of(&exit.slot);
-                    store.upsert_replica(&record)?;
+                    self.dirty.insert(exit.slot.clone());
                 }
                 () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
-                _ = interrupt.recv() => self.kill_all(),
-                _ = terminate.recv() => self.kill_all(),
+                _ = signals.recv() => self.kill_all(),
             }
         }
+        kill_strays(&self.uid);
+        self.watchdog.done();
         for (slot, pod) in &self.pods {
             if let Some(summary) = self.summaries.get_mut(slot) {
                 summary.state = report::state_of(pod);
             }
         }
-        Ok(())
+        self.flush(store)
     }
 
     fn kill_all(&mut self) {
@@ -733,6 +745,18 @@ impl Runner<'_> {
                 object: None,
             },
         )?;
+        Ok(())
+    }
+
+    /// Writes the changed replica records, in one transaction.
+    fn flush(&mut self, store: &mut Store) -> Result<(), RunError> {
+        if self.dirty.is_empty() {
+            return Ok(());
+        }
+        let records: Vec<ReplicaRecord> =
+            self.dirty.iter().map(|slot| self.record_of(slot)).collect();
+        store.upsert_replicas(&records)?;
+        self.dirty.clear();
         Ok(())
     }
 
@@ -795,11 +819,36 @@ fn condition(type_: JobConditionType, reason: &str, message: &str, now: &Time) -
     }
 }
 
-fn watch_signal(kind: SignalKind) -> Result<tokio::signal::unix::Signal, RunError> {
-    signal(kind).map_err(|source| RunError::Io {
-        operation: "cannot watch for Ctrl-C",
-        source,
-    })
+/// The signals that stop a run: Ctrl-C (`SIGINT`), `SIGTERM`, and the terminal hanging up.
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn watch() -> Result<StopSignals, RunError> {
+        let watch = |kind| {
+            signal(kind).map_err(|source| RunError::Io {
+                operation: "cannot watch for Ctrl-C",
+                source,
+            })
+        };
+        Ok(StopSignals {
+            interrupt: watch(SignalKind::interrupt())?,
+            terminate: watch(SignalKind::terminate())?,
+            hangup: watch(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next stop signal.
+    async fn recv(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.interrupt.recv() => Signal::SIGINT,
+            _ = self.terminate.recv() => Signal::SIGTERM,
+            _ = self.hangup.recv() => Signal::SIGHUP,
+        }
+    }
 }
 
 /// Sleeps until `at`, or forever when there is nothing to wait for.
@@ -813,6 +862,7 @@ async fn sleep_until(at: Option<Instant>) {
 fn signal_words(signal: Signal) -> &'static str {
     match signal {
         Signal::SIGINT => "interrupted (Ctrl-C)",
+        Signal::SIGHUP => "the terminal hung up",
         _ => "terminated",
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Row, params};
+use rusqlite::{Connection, Row, params};
 use trainctl_api::ReplicaType;
 
 use super::codec::{
@@ -14,54 +14,17 @@ use super::{ReplicaRecord, Store, StoreError};
 impl Store {
     /// Records a replica, replacing the previous record of the same slot.
     pub fn upsert_replica(&mut self, replica: &ReplicaRecord) -> Result<(), StoreError> {
-        let slot = format!(
-            "{}-{} of job {}",
-            replica.replica_type.lowercase(),
-            replica.index,
-            replica.job_uid
-        );
-        let gpus = encode(
-            &self.path,
-            || format!("the GPUs of replica {slot}"),
-            &replica.gpus,
-        )?;
-        let (pid, pid_start_ticks) = identity_columns(replica.pid);
-        self.conn
-            .execute(
-                "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
-                                       port, gpus, restarts, exit_code, reason, started_at,
-                                       finished_at, log_path)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-                 ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
-                     state = excluded.state, pid = excluded.pid,
-                     pid_start_ticks = excluded.pid_start_ticks, port = excluded.port,
-                     gpus = excluded.gpus, restarts = excluded.restarts,
-                     exit_code = excluded.exit_code, reason = excluded.reason,
-                     started_at = excluded.started_at, finished_at = excluded.finished_at,
-                     log_path = excluded.log_path",
-                params![
-                    replica.job_uid,
-                    replica.replica_type.as_str(),
-                    replica.index,
-                    replica.state.as_str(),
-                    pid,
-                    pid_start_ticks,
-                    replica.port,
-                    gpus,
-                    replica.restarts,
-                    replica.exit_code,
-                    replica.reason,
-                    replica.started_at.map(timestamp_text),
-                    replica.finished_at.map(timestamp_text),
-                    path_bytes(&replica.log_path),
-                ],
-            )
-            .map_err(sqlite_for_job(
-                &self.path,
-                format!("record replica {slot}"),
-                &replica.job_uid,
-            ))?;
-        Ok(())
+        upsert(&self.conn, &self.path, replica)
+    }
+
+    /// Records several replicas in one transaction: all of them, or none.
+    pub fn upsert_replicas(&mut self, replicas: &[ReplicaRecord]) -> Result<(), StoreError> {
+        let failed = sqlite(&self.path, "record replicas".to_owned());
+        let tx = self.conn.transaction().map_err(&failed)?;
+        for replica in replicas {
+            upsert(&tx, &self.path, replica)?;
+        }
+        tx.commit().map_err(&failed)
     }
 
     /// The replicas of a job, by replica type (in [`ReplicaType`]'s order) and index.
@@ -165,6 +128,57 @@ impl ReplicaRow {
             job_uid: self.job_uid,
         })
     }
+}
+
+/// Inserts or replaces one replica's row.
+fn upsert(conn: &Connection, path: &Path, replica: &ReplicaRecord) -> Result<(), StoreError> {
+    let slot = format!(
+        "{}-{} of job {}",
+        replica.replica_type.lowercase(),
+        replica.index,
+        replica.job_uid
+    );
+    let gpus = encode(
+        path,
+        || format!("the GPUs of replica {slot}"),
+        &replica.gpus,
+    )?;
+    let (pid, pid_start_ticks) = identity_columns(replica.pid);
+    conn.execute(
+        "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
+                                   port, gpus, restarts, exit_code, reason, started_at,
+                                   finished_at, log_path)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
+                 state = excluded.state, pid = excluded.pid,
+                 pid_start_ticks = excluded.pid_start_ticks, port = excluded.port,
+                 gpus = excluded.gpus, restarts = excluded.restarts,
+                 exit_code = excluded.exit_code, reason = excluded.reason,
+                 started_at = excluded.started_at, finished_at = excluded.finished_at,
+                 log_path = excluded.log_path",
+        params![
+            replica.job_uid,
+            replica.replica_type.as_str(),
+            replica.index,
+            replica.state.as_str(),
+            pid,
+            pid_start_ticks,
+            replica.port,
+            gpus,
+            replica.restarts,
+            replica.exit_code,
+            replica.reason,
+            replica.started_at.map(timestamp_text),
+            replica.finished_at.map(timestamp_text),
+            path_bytes(&replica.log_path),
+        ],
+    )
+    .map_err(sqlite_for_job(
+        path,
+        format!("record replica {slot}"),
+        &replica.job_uid,
+    ))?;
+    Ok(())
 }
 
 #[cfg(test)]

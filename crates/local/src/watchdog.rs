@@ -1,0 +1,162 @@
+//! The watchdog: a small process that outlives `trainctl` only to stop a job's replicas when
+//! `trainctl` dies without stopping them itself (killed by `SIGKILL`, crashed).
+//!
+//! `trainctl run` starts `trainctl __watchdog --job-uid UID` once per run, in its own process
+//! group (so that a Ctrl-C or a hang-up of the terminal does not reach it), with a pipe on its
+//! stdin. Only `trainctl` holds the pipe's write end, so the pipe closes exactly when `trainctl`
+//! exits, however it exits. On the pipe `trainctl` writes one line per event:
+//!
+//! - `group PGID GRACE`: a replica's process group started, with its grace period in seconds;
+//! - `ended PGID`: that group is gone;
+//! - `done`: `trainctl` stopped everything itself; the watchdog exits.
+//!
+//! When the pipe closes without `done`, the watchdog does what `trainctl` would have done: it sends
+//! `SIGTERM` to every group it knows and to every process whose environment carries the job's
+//! [`MARKER_ENV`] (processes that left their group with `setsid` keep their environment), waits
+//! for the longest grace period, and sends `SIGKILL` to whatever is left.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::{Pid, getpid};
+
+/// The variable `trainctl` adds to every replica's environment: the job's uid. It marks the
+/// processes a job started, wherever they went.
+pub const MARKER_ENV: &str = "TRAINCTL_JOB_UID";
+
+/// How often the watchdog looks whether everything it stopped is gone.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Runs the watchdog of job `job_uid` on `input` (its stdin); returns when `trainctl` said
+/// `done` or, after cleaning up, when the input closed.
+pub fn run(job_uid: &str, input: impl BufRead) -> io::Result<()> {
+    // A terminal's Ctrl-C or hang-up must not stop the one process left to clean up.
+    let ignored = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(signal, Arc::clone(&ignored))?;
+    }
+    let mut groups: BTreeMap<i32, Duration> = BTreeMap::new();
+    for line in input.lines() {
+        let line = line?;
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next(), words.next()) {
+            (Some("done"), None, None) => return Ok(()),
+            (Some("group"), Some(pgid), Some(grace)) => {
+                if let (Ok(pgid), Ok(grace)) = (pgid.parse(), grace.parse::<f64>()) {
+                    groups.insert(pgid, Duration::try_from_secs_f64(grace).unwrap_or_default());
+                }
+            }
+            (Some("ended"), Some(pgid), None) => {
+                if let Ok(pgid) = pgid.parse::<i32>() {
+                    groups.remove(&pgid);
+                }
+            }
+            _ => {}
+        }
+    }
+    stop_everything(job_uid, &groups);
+    Ok(())
+}
+
+/// `SIGTERM` to every group and marked process, then `SIGKILL` after the longest grace period.
+fn stop_everything(job_uid: &str, groups: &BTreeMap<i32, Duration>) {
+    let grace = groups.values().max().copied().unwrap_or_default();
+    signal_all(job_uid, groups, Signal::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline && anything_left(job_uid, groups) {
+        thread::sleep(POLL);
+    }
+    signal_all(job_uid, groups, Signal::SIGKILL);
+}
+
+fn signal_all(job_uid: &str, groups: &BTreeMap<i32, Duration>, signal: Signal) {
+    for &pgid in groups.keys() {
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+    for pid in marked_processes(job_uid) {
+        let _ = kill(pid, signal);
+    }
+}
+
+fn anything_left(job_uid: &str, groups: &BTreeMap<i32, Duration>) -> bool {
+    groups
+        .keys()
+        .any(|&pgid| killpg(Pid::from_raw(pgid), None).is_ok())
+        || !marked_processes(job_uid).is_empty()
+}
+
+/// The live processes (not zombies) whose environment has `MARKER_ENV=job_uid`.
+#[must_use]
+pub fn marked_processes(job_uid: &str) -> Vec<Pid> {
+    let me = getpid().as_raw();
+    let marker = format!("{MARKER_ENV}={job_uid}");
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|&byte| byte == 0)
+                    .any(|entry| entry == marker.as_bytes())
+            }) && !is_zombie(*pid)
+        })
+        .map(Pid::from_raw)
+        .collect()
+}
+
+/// Whether `/proc/<pid>/stat` says the process is a zombie (dead, not yet reaped).
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Command, Stdio};
+
+    use super::*;
+
+    fn marked_sleep(uid: &str) -> std::process::Child {
+        Command::new("sleep")
+            .arg("30")
+            .env(MARKER_ENV, uid)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("sleep starts")
+    }
+
+    #[test]
+    fn done_leaves_the_replicas_alone() {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let mut child = marked_sleep(&uid);
+        run(&uid, "done\n".as_bytes()).expect("runs");
+        assert_eq!(marked_processes(&uid), [Pid::from_raw(child.id() as i32)]);
+        child.kill().expect("kill");
+        child.wait().expect("reaped");
+    }
+
+    #[test]
+    fn a_closed_pipe_stops_every_marked_process() {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let mut child = marked_sleep(&uid);
+        let pid = child.id() as i32;
+        run(&uid, format!("group {pid} 5\n").as_bytes()).expect("runs");
+        let status = child.wait().expect("reaped");
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(Signal::SIGTERM as i32)
+        );
+        assert!(marked_processes(&uid).is_empty());
+    }
+}
