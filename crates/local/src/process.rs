@@ -162,7 +162,10 @@ impl Reaper {
             .stdin
             .take()
             .ok_or_else(|| io::Error::other("the watchdog has no stdin"))?;
-        Ok(Watchdog { input: Some(input) })
+        Ok(Watchdog {
+            pid: child.id() as i32,
+            input: Some(input),
+        })
     }
 }
 
@@ -204,10 +207,17 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
 /// The pipe to the job's watchdog.
 #[derive(Debug)]
 pub struct Watchdog {
+    pid: i32,
     input: Option<ChildStdin>,
 }
 
 impl Watchdog {
+    /// The watchdog's pid.
+    #[must_use]
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
     /// Tells the watchdog about a replica's process group and its grace period.
     pub fn watch(&mut self, pgid: i32, grace: Duration) {
         self.say(&format!("group {pgid} {}", grace.as_secs_f64()));
@@ -241,8 +251,28 @@ pub fn signal_group(pgid: i32, signal: Signal) {
 
 /// Kills what the job left behind outside its replicas' groups (processes that called `setsid`):
 /// every process marked with the job's uid.
-pub fn kill_strays(job_uid: &str) {
+///
+/// Once every replica's main process is gone, anything a replica started is a descendant of one
+/// of this process's children (it is their subreaper), so without children other than `keep`
+/// there is nothing to look for.
+pub fn kill_strays(job_uid: &str, keep: &[i32]) {
+    if children().is_some_and(|children| children.iter().all(|pid| keep.contains(pid))) {
+        return;
+    }
     for pid in crate::watchdog::marked_processes(job_uid) {
         let _ = kill(pid, Signal::SIGKILL);
     }
+}
+
+/// This process's children, from `/proc/self/task/*/children`; `None` when they cannot be read.
+fn children() -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        children.extend(
+            text.split_whitespace()
+                .filter_map(|pid| pid.parse::<i32>().ok()),
+        );
+    }
+    Some(children)
 }

@@ -713,7 +713,7 @@ impl Runner<'_> {
                 _ = signals.recv() => self.kill_all(),
             }
         }
-        kill_strays(&self.uid);
+        kill_strays(&self.uid, &[self.watchdog.pid()]);
         self.watchdog.done();
         for (slot, pod) in &self.pods {
             if let Some(summary) = self.summaries.get_mut(slot) {
