@@ -22,6 +22,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, fcntl};
 use nix::sys::prctl;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
@@ -68,6 +69,9 @@ pub struct StartedProcess {
     /// The log pump, which ends once the replica and everything it started have closed the pipe.
     pub pump: JoinHandle<()>,
 }
+
+/// The capacity asked for each replica's output pipe (Linux's default unprivileged maximum).
+const PIPE_SIZE: i32 = 1 << 20;
 
 /// The children being waited for: pid → where its exit code goes (`None`: reap it quietly).
 type Waiting = Arc<Mutex<HashMap<i32, Option<oneshot::Sender<i32>>>>>;
@@ -123,6 +127,9 @@ impl Reaper {
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
         let file = open_log_file(&launch.log_path)?;
         let (reader, writer) = io::pipe()?;
+        // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
+        // default size is kept where the system refuses.
+        let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
         let mut command = Command::new(program);
         command
             .args(args)
