@@ -127,14 +127,6 @@ pub fn pump(
 }
 
 fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
-    if !console.inner.show_logs {
-        // Nothing to split into lines: the file gets the bytes as they come. If the file fails
-        // (a full disk), the pipe is still drained so that the replica does not block or die.
-        if io::copy(&mut pipe, &mut file).is_err() {
-            let _ = io::copy(&mut pipe, &mut io::sink());
-        }
-        return;
-    }
     let mut chunk = vec![0_u8; CHUNK];
     let mut pending: Vec<u8> = Vec::new();
     let mut file_ok = true;
@@ -149,6 +141,9 @@ fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
         if file_ok && file.write_all(data).is_err() {
             // A full disk must not block the replica: keep draining the pipe.
             file_ok = false;
+        }
+        if !console.inner.show_logs {
+            continue;
         }
         pending.extend_from_slice(data);
         let complete = match pending.iter().rposition(|&byte| byte == b'\n') {

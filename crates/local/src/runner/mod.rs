@@ -273,7 +273,13 @@ impl Runner<'_> {
                 signal = signals.recv() => Wake::Signal(signal),
             };
             match wake {
-                Wake::Exit(exit) => self.on_exit(&exit),
+                Wake::Exit(exit) => {
+                    self.on_exit(&exit);
+                    // Exits that came together are decided together: one reconcile, one write.
+                    while let Some(Ok(exit)) = self.exits.try_join_next() {
+                        self.on_exit(&exit);
+                    }
+                }
                 Wake::Timer => self.on_timer(),
                 Wake::Signal(signal) => {
                     self.console.say(&format!(

@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::Connection;
-use rusqlite::config::DbConfig;
 
 pub use error::StoreError;
 pub use jobs::Replaced;
@@ -72,10 +71,6 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| conn.pragma_update(None, "synchronous", "NORMAL"))
             .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
-            .map_err(open_error)?;
-        // Closing need not fold the log into the database (and wait for the disk): the next
-        // writer's automatic checkpoint does it; short-lived commands like `get` end sooner.
-        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(open_error)?;
         schema::migrate(&mut conn, &path)?;
         Ok(Store {
