@@ -14,6 +14,10 @@ use std::thread::{self, JoinHandle};
 
 /// A line longer than this reaches the terminal in pieces rather than waiting for its end.
 const MAX_PENDING_LINE: usize = 64 * 1024;
+/// How long a pump that found its pipe drained waits before reading again. A replica's line
+/// reaches the terminal at most this late; the pipe (1 MiB) holds far more than a fast writer
+/// writes meanwhile.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 /// How much a pump reads at once.
 const CHUNK: usize = 128 * 1024;
 
@@ -137,6 +141,11 @@ fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        if read < chunk.len() {
+            // The pipe is drained: let output gather for a moment rather than waking up (and
+            // making the writer wake us) for every small write of a chatty replica.
+            thread::sleep(GATHER);
+        }
         let data = &chunk[..read];
         if file_ok && file.write_all(data).is_err() {
             // A full disk must not block the replica: keep draining the pipe.
