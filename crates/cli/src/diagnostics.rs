@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use trainctl_api::manifest::Manifests;
+use trainctl_api::manifest::{LoadedJob, Manifests};
 use trainctl_api::validation::Severity;
 
 /// Exit status of a command given an invalid manifest (DESIGN's CLI contract).
@@ -33,4 +33,23 @@ pub fn report(manifests: &Manifests) -> Result<(), ExitCode> {
         }
     );
     Err(ExitCode::from(EXIT_INVALID))
+}
+
+/// Puts a job that names no namespace in `namespace` (`-n`); a job that names another one is an
+/// error, as with kubectl: it is printed, and `Err` carries exit code 2.
+pub fn set_namespace(loaded: &mut LoadedJob, namespace: &str) -> Result<(), ExitCode> {
+    let metadata = loaded.job.metadata_mut();
+    match metadata.namespace.as_deref() {
+        Some(own) if own != namespace => {
+            eprintln!(
+                "{}: the job's namespace `{own}` does not match --namespace `{namespace}`",
+                loaded.source
+            );
+            Err(ExitCode::from(EXIT_INVALID))
+        }
+        _ => {
+            metadata.namespace = Some(namespace.to_owned());
+            Ok(())
+        }
+    }
 }

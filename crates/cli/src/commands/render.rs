@@ -12,7 +12,7 @@ use trainctl_engine::objects::{BuildOptions, JobObjects, build_objects};
 use trainctl_engine::podgroup::PodGroup;
 
 use crate::cli::RenderArgs;
-use crate::diagnostics::{self, EXIT_INVALID};
+use crate::diagnostics;
 use crate::output;
 
 /// Loads the jobs and prints every PodGroup, ConfigMap, Service and Pod they create.
@@ -23,16 +23,8 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(namespace) = &args.namespace {
         for loaded in &mut manifests.jobs {
-            let metadata = loaded.job.metadata_mut();
-            match metadata.namespace.as_deref() {
-                Some(own) if own != namespace => {
-                    eprintln!(
-                        "{}: the job's namespace `{own}` does not match --namespace `{namespace}`",
-                        loaded.source
-                    );
-                    return Ok(ExitCode::from(EXIT_INVALID));
-                }
-                _ => metadata.namespace = Some(namespace.clone()),
+            if let Err(code) = diagnostics::set_namespace(loaded, namespace) {
+                return Ok(code);
             }
         }
     }

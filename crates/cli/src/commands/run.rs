@@ -28,7 +28,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     if let Err(code) = diagnostics::report(&manifests) {
         return Ok(code);
     }
-    let loaded = match manifests.jobs.len() {
+    let mut loaded = match manifests.jobs.len() {
         1 => manifests.jobs.remove(0),
         0 => {
             eprintln!(
@@ -45,20 +45,12 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    let mut job = loaded.job;
-    if let Some(namespace) = &args.namespace {
-        let metadata = job.metadata_mut();
-        match metadata.namespace.as_deref() {
-            Some(own) if own != namespace => {
-                eprintln!(
-                    "{}: the job's namespace `{own}` does not match --namespace `{namespace}`",
-                    loaded.source
-                );
-                return Ok(ExitCode::from(EXIT_INVALID));
-            }
-            _ => metadata.namespace = Some(namespace.clone()),
-        }
+    if let Some(namespace) = &args.namespace
+        && let Err(code) = diagnostics::set_namespace(&mut loaded, namespace)
+    {
+        return Ok(code);
     }
+    let job = loaded.job;
     let settings = RunSettings {
         watchdog: HelperCommand {
             program: "/proc/self/exe".into(),

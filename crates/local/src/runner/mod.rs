@@ -759,33 +759,20 @@ impl Runner<'_> {
         if self.dirty.is_empty() {
             return Ok(());
         }
-        let records: Vec<ReplicaRecord> =
-            self.dirty.iter().map(|slot| self.record_of(slot)).collect();
+        let records: Vec<ReplicaRecord> = self
+            .dirty
+            .iter()
+            .filter_map(|slot| self.record_of(slot))
+            .collect();
         store.upsert_replicas(&records)?;
         self.dirty.clear();
         Ok(())
     }
 
-    fn record_of(&self, slot: &ReplicaSlot) -> ReplicaRecord {
-        let prepared = self.prepared.get(slot);
-        match prepared {
-            Some(prepared) => self.record(slot, prepared, self.pods.get(slot)),
-            None => ReplicaRecord {
-                job_uid: self.uid.clone(),
-                replica_type: slot.replica_type.clone(),
-                index: slot.index,
-                state: ReplicaState::Pending,
-                pid: None,
-                port: None,
-                gpus: Vec::new(),
-                restarts: 0,
-                exit_code: None,
-                reason: None,
-                started_at: None,
-                finished_at: None,
-                log_path: self.logs_dir.join(format!("{slot}.log")),
-            },
-        }
+    /// The record of a prepared slot.
+    fn record_of(&self, slot: &ReplicaSlot) -> Option<ReplicaRecord> {
+        let prepared = self.prepared.get(slot)?;
+        Some(self.record(slot, prepared, self.pods.get(slot)))
     }
 
     fn record(
