@@ -2,15 +2,20 @@
 //! replica's log file in the state directory and, line by line with a `worker-1 | ` prefix, to
 //! the terminal.
 //!
-//! A pump is a thread per running replica: it reads the pipe in large chunks and writes the chunk
-//! to the file as it came, so capture costs the replica one pipe and nothing else; the terminal
-//! copy is assembled per line so that replicas' lines never interleave mid-line.
+//! A pump is a task per running replica on the runtime's thread: it reads the pipe in large chunks
+//! and writes each chunk to the file as it came, so capture costs the replica one pipe and nothing
+//! else; the terminal copy is assembled per line so that replicas' lines never interleave
+//! mid-line.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, IsTerminal, PipeReader, Read, Write};
+use std::io::{self, IsTerminal, PipeReader, Write};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+
+use tokio::io::AsyncReadExt as _;
+use tokio::net::unix::pipe;
+use tokio::task::JoinHandle;
 
 /// A line longer than this reaches the terminal in pieces rather than waiting for its end.
 const MAX_PENDING_LINE: usize = 64 * 1024;
@@ -117,25 +122,25 @@ pub fn open_log_file(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-/// Starts a thread that copies `pipe` into `file` and, prefixed, to `console` until every writer
-/// of the pipe has closed it (the replica and all it started have exited).
+/// Starts a task that copies `pipe` into `file` and, prefixed, to `console` until every writer
+/// of the pipe has closed it (the replica and all it started have exited). Must be called within
+/// a Tokio runtime.
 pub fn pump(
     pipe: PipeReader,
     file: File,
     console: Console,
     prefix: String,
 ) -> io::Result<JoinHandle<()>> {
-    thread::Builder::new()
-        .name(format!("logs {}", prefix.trim_end_matches([' ', '|'])))
-        .spawn(move || copy(pipe, file, &console, &prefix))
+    let pipe = pipe::Receiver::from_owned_fd(OwnedFd::from(pipe))?;
+    Ok(tokio::spawn(copy(pipe, file, console, prefix)))
 }
 
-fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
+async fn copy(mut pipe: pipe::Receiver, mut file: File, console: Console, prefix: String) {
     let mut chunk = vec![0_u8; CHUNK];
     let mut pending: Vec<u8> = Vec::new();
     let mut file_ok = true;
     loop {
-        let read = match pipe.read(&mut chunk) {
+        let read = match pipe.read(&mut chunk).await {
             Ok(0) => break,
             Ok(read) => read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
@@ -144,7 +149,7 @@ fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
         if read < chunk.len() {
             // The pipe is drained: let output gather for a moment rather than waking up (and
             // making the writer wake us) for every small write of a chatty replica.
-            thread::sleep(GATHER);
+            tokio::time::sleep(GATHER).await;
         }
         let data = &chunk[..read];
         if file_ok && file.write_all(data).is_err() {
@@ -160,10 +165,10 @@ fn copy(mut pipe: PipeReader, mut file: File, console: &Console, prefix: &str) {
             None if pending.len() >= MAX_PENDING_LINE => pending.len(),
             None => 0,
         };
-        console.write_lines(prefix, &pending[..complete]);
+        console.write_lines(&prefix, &pending[..complete]);
         pending.drain(..complete);
     }
-    console.write_lines(prefix, &pending);
+    console.write_lines(&prefix, &pending);
     let _ = file.flush();
 }
 
@@ -173,24 +178,27 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("logs/worker-0.log");
         let file = open_log_file(&path).expect("log file");
         let (reader, mut writer) = io::pipe().expect("pipe");
         let console = Console::stderr(false);
         let handle = pump(reader, file, console, "worker-0 | ".to_owned()).expect("pump");
-        let mut expected = Vec::new();
-        for line in 0..10_000 {
-            let text = format!("line {line}\n");
-            writer.write_all(text.as_bytes()).expect("write");
-            expected.extend_from_slice(text.as_bytes());
-        }
-        writer.write_all(b"no newline at the end").expect("write");
-        expected.extend_from_slice(b"no newline at the end");
-        drop(writer);
-        handle.join().expect("pump thread");
+        let writing = std::thread::spawn(move || {
+            let mut expected = Vec::new();
+            for line in 0..10_000 {
+                let text = format!("line {line}\n");
+                writer.write_all(text.as_bytes()).expect("write");
+                expected.extend_from_slice(text.as_bytes());
+            }
+            writer.write_all(b"no newline at the end").expect("write");
+            expected.extend_from_slice(b"no newline at the end");
+            expected
+        });
+        handle.await.expect("pump task");
+        let expected = writing.join().expect("writer");
         assert_eq!(std::fs::read(&path).expect("read log"), expected);
     }
 

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -67,7 +67,7 @@ pub struct StartedProcess {
     /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
     pub exit: oneshot::Receiver<i32>,
     /// The log pump, which ends once the replica and everything it started have closed the pipe.
-    pub pump: JoinHandle<()>,
+    pub pump: tokio::task::JoinHandle<()>,
 }
 
 /// The capacity asked for each replica's output pipe (Linux's default unprivileged maximum).

@@ -467,11 +467,7 @@ impl Runner<'_> {
                 self.exits.spawn(async move {
                     let code = exit.await.unwrap_or(128 + Signal::SIGKILL as i32);
                     // Let the last lines reach the terminal before the exit is reported.
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(2),
-                        tokio::task::spawn_blocking(move || pump.join()),
-                    )
-                    .await;
+                    let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
                     Exit {
                         slot: slot_for_task,
                         generation,
