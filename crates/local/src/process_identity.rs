@@ -43,10 +43,15 @@ impl ProcessIdentity {
     /// not a zombie (exited, waiting to be reaped) or dead.
     #[must_use]
     pub fn is_alive(&self) -> bool {
-        read_stat(self.pid).is_some_and(|stat| {
-            stat.start_ticks == self.start_ticks && !matches!(stat.state, 'Z' | 'X' | 'x')
-        })
+        read_stat(self.pid)
+            .is_some_and(|stat| stat.start_ticks == self.start_ticks && stat.is_running())
     }
+}
+
+/// Whether a process with this pid exists and is not a zombie or dead.
+#[must_use]
+pub fn is_running(pid: i32) -> bool {
+    read_stat(pid).is_some_and(|stat| stat.is_running())
 }
 
 /// The two fields of `/proc/<pid>/stat` that identify a process and tell whether it runs.
@@ -54,6 +59,13 @@ impl ProcessIdentity {
 struct Stat {
     state: char,
     start_ticks: u64,
+}
+
+impl Stat {
+    /// Neither a zombie (exited, waiting to be reaped) nor dead.
+    fn is_running(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
 }
 
 fn read_stat(pid: i32) -> Option<Stat> {

@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpid};
 
+use crate::process_identity;
+
 /// The variable `trainctl` adds to every replica's environment: the job's uid. It marks the
 /// processes a job started, wherever they went.
 pub const MARKER_ENV: &str = "TRAINCTL_JOB_UID";
@@ -106,19 +108,10 @@ pub fn marked_processes(job_uid: &str) -> Vec<Pid> {
                 environ
                     .split(|&byte| byte == 0)
                     .any(|entry| entry == marker.as_bytes())
-            }) && !is_zombie(*pid)
+            }) && process_identity::is_running(*pid)
         })
         .map(Pid::from_raw)
         .collect()
-}
-
-/// Whether `/proc/<pid>/stat` says the process is a zombie (dead, not yet reaped).
-fn is_zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z")
-    })
 }
 
 #[cfg(test)]

@@ -165,13 +165,12 @@ pub async fn run(
         exits: JoinSet::new(),
         requeue_at: None,
         admitted: false,
-        summaries: BTreeMap::new(),
         starts: BTreeMap::new(),
         dirty: BTreeSet::new(),
     };
     let end = runner.drive(store).await?;
     Ok(RunReport {
-        replicas: runner.summaries.into_values().collect(),
+        replicas: runner.summaries(),
         job: runner.job,
         end,
         duration: started.elapsed(),
@@ -208,8 +207,6 @@ struct Runner<'a> {
     exits: JoinSet<Exit>,
     requeue_at: Option<Instant>,
     admitted: bool,
-    /// Each slot's latest end, for the summary.
-    summaries: BTreeMap<ReplicaSlot, ReplicaSummary>,
     /// Each slot's process starts so far, across re-created pods.
     starts: BTreeMap<ReplicaSlot, i32>,
     /// Slots whose record changed since the store last saw them.
@@ -362,11 +359,7 @@ impl Runner<'_> {
             .release();
         match prepare(&self.job, &ports, allocation, &self.launch_context()) {
             Ok(prepared) => {
-                for (slot, replica) in &prepared {
-                    self.summaries
-                        .insert(slot.clone(), ReplicaSummary::new(slot, replica));
-                    self.dirty.insert(slot.clone());
-                }
+                self.dirty.extend(prepared.keys().cloned());
                 self.prepared = prepared;
                 self.waiting.clear();
                 self.admitted = true;
@@ -495,12 +488,7 @@ impl Runner<'_> {
     /// Counts a start of the slot's process; every start after the first is a restart, in place or
     /// by re-creating the pod.
     fn count_start(&mut self, slot: &ReplicaSlot) {
-        let starts = self.starts.entry(slot.clone()).or_default();
-        *starts += 1;
-        let restarts = starts.saturating_sub(1);
-        if let Some(summary) = self.summaries.get_mut(slot) {
-            summary.restarts = restarts;
-        }
+        *self.starts.entry(slot.clone()).or_default() += 1;
     }
 
     /// The restarts the slot's process has made.
@@ -544,14 +532,11 @@ impl Runner<'_> {
         self.dirty.insert(exit.slot.clone());
     }
 
-    /// Reports an exit and keeps the summary.
+    /// Reports an exit.
     fn after_exit(&mut self, slot: &ReplicaSlot, code: i32, after: Option<AfterExit>) {
         let Some(after) = after else { return };
         let policy = self.pods.get(slot).map(|pod| pod.policy);
         let restarts = self.pods.get(slot).map_or(0, |pod| pod.restart_count);
-        if let Some(summary) = self.summaries.get_mut(slot) {
-            summary.exit_code = Some(code);
-        }
         let what = report::exit_words(code);
         match after {
             AfterExit::Restart(delay) => self.console.say(&format!(
@@ -706,9 +691,6 @@ impl Runner<'_> {
                         pod.running = None;
                         pod.exit_code = Some(exit.code);
                     }
-                    if let Some(summary) = self.summaries.get_mut(&exit.slot) {
-                        summary.exit_code = Some(exit.code);
-                    }
                     self.dirty.insert(exit.slot.clone());
                 }
                 () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
@@ -717,11 +699,6 @@ impl Runner<'_> {
         }
         kill_strays(&self.uid, &[self.watchdog.pid()]);
         self.watchdog.done();
-        for (slot, pod) in &self.pods {
-            if let Some(summary) = self.summaries.get_mut(slot) {
-                summary.state = report::state_of(pod);
-            }
-        }
         self.flush(store)
     }
 
@@ -763,6 +740,17 @@ impl Runner<'_> {
         store.upsert_replicas(&records)?;
         self.dirty.clear();
         Ok(())
+    }
+
+    /// How each prepared slot ended, from its record.
+    fn summaries(&self) -> Vec<ReplicaSummary> {
+        self.prepared
+            .keys()
+            .filter_map(|slot| {
+                self.record_of(slot)
+                    .map(|record| ReplicaSummary::of(slot, record))
+            })
+            .collect()
     }
 
     /// The record of a prepared slot.

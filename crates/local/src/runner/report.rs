@@ -7,9 +7,8 @@ use trainctl_api::{ConditionStatus, JobStatus};
 use trainctl_engine::reconcile::{PodPhase, ReplicaSlot};
 
 use crate::logs::Console;
-use crate::runner::launch::PreparedReplica;
 use crate::runner::pod::LocalPod;
-use crate::store::ReplicaState;
+use crate::store::{ReplicaRecord, ReplicaState};
 
 /// How one replica slot ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,14 +28,14 @@ pub struct ReplicaSummary {
 }
 
 impl ReplicaSummary {
-    pub(super) fn new(slot: &ReplicaSlot, prepared: &PreparedReplica) -> ReplicaSummary {
+    pub(super) fn of(slot: &ReplicaSlot, record: ReplicaRecord) -> ReplicaSummary {
         ReplicaSummary {
             slot: slot.clone(),
-            state: ReplicaState::Pending,
-            exit_code: None,
-            restarts: 0,
-            port: prepared.port,
-            gpus: prepared.gpus.clone(),
+            state: record.state,
+            exit_code: record.exit_code,
+            restarts: record.restarts,
+            port: record.port,
+            gpus: record.gpus,
         }
     }
 }
