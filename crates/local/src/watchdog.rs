@@ -120,13 +120,21 @@ mod tests {
 
     use super::*;
 
+    /// A `sleep` carrying the marker, once its environment shows it (until `exec`, a new
+    /// process still shows its parent's).
     fn marked_sleep(uid: &str) -> std::process::Child {
-        Command::new("sleep")
+        let child = Command::new("sleep")
             .arg("30")
             .env(MARKER_ENV, uid)
             .stdin(Stdio::null())
             .spawn()
-            .expect("sleep starts")
+            .expect("sleep starts");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while marked_processes(uid).is_empty() {
+            assert!(Instant::now() < deadline, "the marker never showed");
+            thread::sleep(Duration::from_millis(1));
+        }
+        child
     }
 
     #[test]
