@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{self, Write as _};
+use std::io::{self, BufWriter, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, Stdio};
@@ -171,7 +171,7 @@ impl Reaper {
             .ok_or_else(|| io::Error::other("the watchdog has no stdin"))?;
         Ok(Watchdog {
             pid: child.id() as i32,
-            input: Some(input),
+            input: Some(BufWriter::new(input)),
         })
     }
 }
@@ -211,11 +211,13 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
     }
 }
 
-/// The pipe to the job's watchdog.
+/// The pipe to the job's watchdog. Lines are buffered until [`Watchdog::flush`], so a pass that
+/// starts many replicas wakes the watchdog once; a replica it has not heard of yet is still
+/// stopped if trainctl dies, found by its marker.
 #[derive(Debug)]
 pub struct Watchdog {
     pid: i32,
-    input: Option<ChildStdin>,
+    input: Option<BufWriter<ChildStdin>>,
 }
 
 impl Watchdog {
@@ -238,7 +240,17 @@ impl Watchdog {
     /// Tells the watchdog that every replica was stopped; it exits.
     pub fn done(&mut self) {
         self.say("done");
+        self.flush();
         self.input = None;
+    }
+
+    /// Sends the buffered lines.
+    pub fn flush(&mut self) {
+        if let Some(input) = &mut self.input
+            && input.flush().is_err()
+        {
+            self.input = None;
+        }
     }
 
     fn say(&mut self, line: &str) {

@@ -34,7 +34,9 @@ use crate::ports::PortReservation;
 use crate::process::{HelperCommand, Reaper, Watchdog, kill_strays, signal_group};
 use crate::process_identity::ProcessIdentity;
 use crate::resources::NodeCapacity;
-use crate::store::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, Store, StoreError};
+use crate::store::{
+    EventRecord, JobChanges, JobRecord, JobUpdate, ReplicaRecord, ReplicaState, Store, StoreError,
+};
 
 pub use self::admit::ResourceHold;
 pub use self::launch::LaunchError;
@@ -167,6 +169,8 @@ pub async fn run(
         admitted: false,
         starts: BTreeMap::new(),
         dirty: BTreeSet::new(),
+        job_changed: false,
+        new_events: Vec::new(),
     };
     let end = runner.drive(store).await?;
     Ok(RunReport {
@@ -211,6 +215,10 @@ struct Runner<'a> {
     starts: BTreeMap<ReplicaSlot, i32>,
     /// Slots whose record changed since the store last saw them.
     dirty: BTreeSet<ReplicaSlot>,
+    /// Whether the job object changed since the store last saw it.
+    job_changed: bool,
+    /// Events the store has not seen yet.
+    new_events: Vec<EventRecord>,
 }
 
 /// What woke the runner up.
@@ -253,7 +261,7 @@ impl Runner<'_> {
             let busy = !plan.create_pods.is_empty()
                 || !plan.delete_pods.is_empty()
                 || plan.status.is_some();
-            self.apply(plan, store)?;
+            self.apply(plan);
             if self.is_finished() {
                 break;
             }
@@ -283,13 +291,16 @@ impl Runner<'_> {
                         "{}: stopping every replica (press Ctrl-C again to kill them now)",
                         signal_words(signal)
                     ));
-                    self.interrupt(signal, store)?;
+                    self.interrupt(signal);
+                    self.flush(store)?;
                     self.stop_all(store, &mut signals).await?;
                     store.release(&self.uid)?;
                     return Ok(RunEnd::Interrupted(signal));
                 }
             }
         }
+        // The outcome is on record before the replicas still running are stopped.
+        self.flush(store)?;
         self.stop_all(store, &mut signals).await?;
         store.release(&self.uid)?;
         let succeeded = self
@@ -393,8 +404,8 @@ impl Runner<'_> {
         self.job.status().is_some_and(JobStatus::is_finished)
     }
 
-    /// Carries out the engine's plan.
-    fn apply(&mut self, plan: Plan, store: &mut Store) -> Result<(), RunError> {
+    /// Carries out the engine's plan; the store sees its changes at the next [`Runner::flush`].
+    fn apply(&mut self, plan: Plan) {
         for deletion in &plan.delete_pods {
             self.delete_pod(deletion);
         }
@@ -406,7 +417,7 @@ impl Runner<'_> {
             self.create_pod(slot);
         }
         for event in &plan.events {
-            self.record_event(event, store)?;
+            self.record_event(event);
         }
         let ledger_changed = self.retired_restarts != plan.retired_restarts;
         self.retired_restarts = plan.retired_restarts;
@@ -418,15 +429,7 @@ impl Runner<'_> {
             report::condition_changes(self.job.status(), &status, self.console);
             *self.job.status_mut() = Some(status);
         }
-        if status_changed || ledger_changed {
-            store.update_job(
-                &self.uid,
-                &self.job,
-                self.retired_restarts,
-                self.is_finished(),
-            )?;
-        }
-        Ok(())
+        self.job_changed |= status_changed || ledger_changed;
     }
 
     fn create_pod(&mut self, slot: &ReplicaSlot) {
@@ -590,7 +593,7 @@ impl Runner<'_> {
     }
 
     /// Records that the user stopped the run: the job fails with reason `Interrupted`.
-    fn interrupt(&mut self, signal: Signal, store: &mut Store) -> Result<(), RunError> {
+    fn interrupt(&mut self, signal: Signal) {
         let message = format!(
             "{} {} was interrupted ({}); its replicas were stopped.",
             self.job.kind().as_str(),
@@ -598,16 +601,13 @@ impl Runner<'_> {
             signal.as_str()
         );
         self.finish_with(JobConditionType::Failed, "Interrupted", &message);
-        store.update_job(&self.uid, &self.job, self.retired_restarts, true)?;
-        Ok(())
     }
 
     /// Fails the job before it starts: it can never run on this machine as written.
     fn fail_at_once(&mut self, store: &mut Store, message: &str) -> Result<(), RunError> {
         let reason = format!("{}Failed", self.job.kind().as_str());
         self.finish_with(JobConditionType::Failed, &reason, message);
-        store.update_job(&self.uid, &self.job, 0, true)?;
-        Ok(())
+        self.flush(store)
     }
 
     /// Ends the job with a condition the engine did not decide (it never saw why).
@@ -649,6 +649,7 @@ impl Runner<'_> {
         status.completion_time = Some(now);
         report::condition_changes(self.job.status(), &status, self.console);
         *self.job.status_mut() = Some(status);
+        self.job_changed = true;
     }
 
     /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
@@ -677,6 +678,8 @@ impl Runner<'_> {
                 }
             } else if !pod.is_finished() && !pod.gone {
                 pod.stopped = true;
+            } else {
+                continue;
             }
             self.dirty.insert(slot.clone());
         }
@@ -710,35 +713,41 @@ impl Runner<'_> {
         }
     }
 
-    fn record_event(&self, event: &JobEvent, store: &mut Store) -> Result<(), RunError> {
+    fn record_event(&mut self, event: &JobEvent) {
         if event.type_ == EventType::Warning && !event.reason.ends_with("Failed") {
             self.console.say(&event.message);
         }
-        store.append_event(
-            &self.uid,
-            &EventRecord {
-                time: Timestamp::now(),
-                type_: event.type_.as_str().to_owned(),
-                reason: event.reason.clone(),
-                message: event.message.clone(),
-                object: None,
-            },
-        )?;
-        Ok(())
+        self.new_events.push(EventRecord {
+            time: Timestamp::now(),
+            type_: event.type_.as_str().to_owned(),
+            reason: event.reason.clone(),
+            message: event.message.clone(),
+            object: None,
+        });
     }
 
-    /// Writes the changed replica records, in one transaction.
+    /// Writes what changed since the last flush (job object, events, replica records) in one
+    /// transaction, and sends the watchdog what it has not heard yet.
     fn flush(&mut self, store: &mut Store) -> Result<(), RunError> {
-        if self.dirty.is_empty() {
-            return Ok(());
-        }
-        let records: Vec<ReplicaRecord> = self
+        self.watchdog.flush();
+        let replicas: Vec<ReplicaRecord> = self
             .dirty
             .iter()
             .filter_map(|slot| self.record_of(slot))
             .collect();
-        store.upsert_replicas(&records)?;
+        let changes = JobChanges {
+            job: self.job_changed.then_some(JobUpdate {
+                job: &self.job,
+                retired_restarts: self.retired_restarts,
+                finished: self.is_finished(),
+            }),
+            events: &self.new_events,
+            replicas: &replicas,
+        };
+        store.save(&self.uid, &changes)?;
         self.dirty.clear();
+        self.job_changed = false;
+        self.new_events.clear();
         Ok(())
     }
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Row, params};
+use rusqlite::{Connection, Row, params};
 
 use super::codec::{corrupt, parse_timestamp, sqlite, sqlite_for_job, timestamp_text};
 use super::{EventRecord, Store, StoreError};
@@ -10,25 +10,7 @@ use super::{EventRecord, Store, StoreError};
 impl Store {
     /// Appends an event to a job's events.
     pub fn append_event(&mut self, job_uid: &str, event: &EventRecord) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO events (job_uid, time, type, reason, message, object)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    job_uid,
-                    timestamp_text(event.time),
-                    event.type_,
-                    event.reason,
-                    event.message,
-                    event.object,
-                ],
-            )
-            .map_err(sqlite_for_job(
-                &self.path,
-                format!("record a {} event of job {job_uid}", event.reason),
-                job_uid,
-            ))?;
-        Ok(())
+        append(&self.conn, &self.path, job_uid, event)
     }
 
     /// A job's events, in the order they were appended.
@@ -50,6 +32,35 @@ impl Store {
             .map(|row| row.into_record(&self.path))
             .collect()
     }
+}
+
+/// Appends one event row.
+pub(super) fn append(
+    conn: &Connection,
+    path: &Path,
+    job_uid: &str,
+    event: &EventRecord,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO events (job_uid, time, type, reason, message, object)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )
+    .and_then(|mut statement| {
+        statement.execute(params![
+            job_uid,
+            timestamp_text(event.time),
+            event.type_,
+            event.reason,
+            event.message,
+            event.object,
+        ])
+    })
+    .map_err(sqlite_for_job(
+        path,
+        format!("record a {} event of job {job_uid}", event.reason),
+        job_uid,
+    ))?;
+    Ok(())
 }
 
 /// An `events` row as stored, before its values are checked.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::codec::{corrupt, decode, encode, parse_identity, sqlite};
-use super::{Store, StoreError};
+use super::{Store, StoreError, jobs};
 
 impl Store {
     /// Reserves resources for a job, atomically with respect to every other trainctl process.
@@ -93,7 +93,7 @@ impl Store {
                 &self.path,
                 format!("release the resources of job {uid}"),
             ))?;
-        self.found(uid, changed)
+        jobs::found(&self.path, uid, changed)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use jiff::Timestamp;
-use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use trainctl_api::{JobKind, TrainingJob, jax, mpi, paddle, pytorch, tensorflow, xgboost};
 
 use super::codec::{
@@ -108,22 +108,7 @@ impl Store {
         retired_restarts: u32,
         finished: bool,
     ) -> Result<(), StoreError> {
-        let object = encode(&self.path, || format!("job {uid}"), job)?;
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE jobs SET object = ?2, retired_restarts = ?3, finished = ?4, updated_at = ?5
-                 WHERE uid = ?1",
-                params![
-                    uid,
-                    object,
-                    retired_restarts,
-                    finished,
-                    timestamp_text(Timestamp::now())
-                ],
-            )
-            .map_err(sqlite(&self.path, format!("update job {uid}")))?;
-        self.found(uid, changed)
+        update(&self.conn, &self.path, uid, job, retired_restarts, finished)
     }
 
     /// Records which trainctl process runs a job (`None`: none does).
@@ -135,18 +120,20 @@ impl Store {
         let (owner_pid, owner_start_ticks) = identity_columns(owner);
         let changed = self
             .conn
-            .execute(
+            .prepare_cached(
                 "UPDATE jobs SET owner_pid = ?2, owner_start_ticks = ?3, updated_at = ?4
                  WHERE uid = ?1",
-                params![
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
                     uid,
                     owner_pid,
                     owner_start_ticks,
                     timestamp_text(Timestamp::now())
-                ],
-            )
+                ])
+            })
             .map_err(sqlite(&self.path, format!("set the owner of job {uid}")))?;
-        self.found(uid, changed)
+        found(&self.path, uid, changed)
     }
 
     /// The jobs of this namespace and name: one per kind when `kind` is `None`.
@@ -217,17 +204,45 @@ impl Store {
             .map(|row| row.into_record(&self.path))
             .collect()
     }
+}
 
-    /// `Ok` when a write changed a row, [`StoreError::NoSuchJob`] otherwise.
-    pub(super) fn found(&self, uid: &str, changed: usize) -> Result<(), StoreError> {
-        if changed == 0 {
-            return Err(StoreError::NoSuchJob {
-                path: self.path.clone(),
-                uid: uid.to_owned(),
-            });
-        }
-        Ok(())
+/// Writes a job's new object, retired restarts and whether it finished.
+pub(super) fn update(
+    conn: &Connection,
+    path: &Path,
+    uid: &str,
+    job: &TrainingJob,
+    retired_restarts: u32,
+    finished: bool,
+) -> Result<(), StoreError> {
+    let object = encode(path, || format!("job {uid}"), job)?;
+    let changed = conn
+        .prepare_cached(
+            "UPDATE jobs SET object = ?2, retired_restarts = ?3, finished = ?4, updated_at = ?5
+             WHERE uid = ?1",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![
+                uid,
+                object,
+                retired_restarts,
+                finished,
+                timestamp_text(Timestamp::now())
+            ])
+        })
+        .map_err(sqlite(path, format!("update job {uid}")))?;
+    found(path, uid, changed)
+}
+
+/// `Ok` when a write changed a row, [`StoreError::NoSuchJob`] otherwise.
+pub(super) fn found(path: &Path, uid: &str, changed: usize) -> Result<(), StoreError> {
+    if changed == 0 {
+        return Err(StoreError::NoSuchJob {
+            path: path.to_owned(),
+            uid: uid.to_owned(),
+        });
     }
+    Ok(())
 }
 
 /// A `jobs` row as stored, before its values are checked.

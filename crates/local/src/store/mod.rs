@@ -4,13 +4,14 @@
 //! One `SQLite` file, `<state dir>/trainctl.db`, in WAL mode, shared by every trainctl process on
 //! the machine: `trainctl run` records its job there so that `get` and `logs` still show it after
 //! `run` has exited, and concurrent runs share the node's GPUs through [`Store::reserve`]. Every
-//! write is one transaction; a write that needs to read first takes the write lock up front
+//! write is one transaction (a runner's pass, [`Store::save`], is one too); a write that needs to read first takes the write lock up front
 //! (`BEGIN IMMEDIATE`), so two processes never decide on the same stale view.
 //!
 //! A job's owner is the [`ProcessIdentity`](crate::process_identity::ProcessIdentity) of the trainctl process running it. When that process
 //! is gone (crashed, killed), the job no longer holds resources and a new run of the same name may
 //! replace it: nothing leaks, whatever way trainctl ended.
 
+mod changes;
 mod codec;
 mod error;
 mod events;
@@ -29,13 +30,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::Connection;
+use rusqlite::config::DbConfig;
 
+pub use changes::{JobChanges, JobUpdate};
 pub use error::StoreError;
 pub use jobs::Replaced;
 pub use records::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, UnknownReplicaState};
 
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "trainctl.db";
+
+/// The write-ahead log is copied into the database once it holds this many pages (256 KiB).
+///
+/// Closing does not checkpoint (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`): a short-lived `trainctl run`
+/// would otherwise pay two `fsync`s to checkpoint and two more to recreate the log next time. The
+/// next process to open the database reads what the log holds to rebuild its index, so the log is
+/// kept short.
+const WAL_CHECKPOINT_PAGES: u32 = 64;
 
 /// How long a write waits for another process's write to finish before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -71,6 +82,8 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")
             .and_then(|()| conn.pragma_update(None, "synchronous", "NORMAL"))
             .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
+            .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES))
+            .and_then(|()| conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true))
             .map_err(open_error)?;
         schema::migrate(&mut conn, &path)?;
         Ok(Store {

@@ -17,16 +17,6 @@ impl Store {
         upsert(&self.conn, &self.path, replica)
     }
 
-    /// Records several replicas in one transaction: all of them, or none.
-    pub fn upsert_replicas(&mut self, replicas: &[ReplicaRecord]) -> Result<(), StoreError> {
-        let failed = sqlite(&self.path, "record replicas".to_owned());
-        let tx = self.conn.transaction().map_err(&failed)?;
-        for replica in replicas {
-            upsert(&tx, &self.path, replica)?;
-        }
-        tx.commit().map_err(&failed)
-    }
-
     /// The replicas of a job, by replica type (in [`ReplicaType`]'s order) and index.
     pub fn replicas(&self, job_uid: &str) -> Result<Vec<ReplicaRecord>, StoreError> {
         let failed = sqlite(&self.path, format!("read the replicas of job {job_uid}"));
@@ -131,7 +121,11 @@ impl ReplicaRow {
 }
 
 /// Inserts or replaces one replica's row.
-fn upsert(conn: &Connection, path: &Path, replica: &ReplicaRecord) -> Result<(), StoreError> {
+pub(super) fn upsert(
+    conn: &Connection,
+    path: &Path,
+    replica: &ReplicaRecord,
+) -> Result<(), StoreError> {
     let slot = format!(
         "{}-{} of job {}",
         replica.replica_type.lowercase(),
@@ -144,7 +138,7 @@ fn upsert(conn: &Connection, path: &Path, replica: &ReplicaRecord) -> Result<(),
         &replica.gpus,
     )?;
     let (pid, pid_start_ticks) = identity_columns(replica.pid);
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
                                    port, gpus, restarts, exit_code, reason, started_at,
                                    finished_at, log_path)
@@ -156,7 +150,9 @@ fn upsert(conn: &Connection, path: &Path, replica: &ReplicaRecord) -> Result<(),
                  exit_code = excluded.exit_code, reason = excluded.reason,
                  started_at = excluded.started_at, finished_at = excluded.finished_at,
                  log_path = excluded.log_path",
-        params![
+    )
+    .and_then(|mut statement| {
+        statement.execute(params![
             replica.job_uid,
             replica.replica_type.as_str(),
             replica.index,
@@ -171,8 +167,8 @@ fn upsert(conn: &Connection, path: &Path, replica: &ReplicaRecord) -> Result<(),
             replica.started_at.map(timestamp_text),
             replica.finished_at.map(timestamp_text),
             path_bytes(&replica.log_path),
-        ],
-    )
+        ])
+    })
     .map_err(sqlite_for_job(
         path,
         format!("record replica {slot}"),
