@@ -96,6 +96,20 @@ Examples:
   trainctl logs tfjob digits-mwms --replica chief-0")]
     Logs(LogsArgs),
 
+    /// Run the local control plane: it queues submitted jobs, admits them as this machine's
+    /// CPUs, memory and GPUs allow, supervises their replicas and serves the HTTP API
+    /// (docs/server-api.md), `/metrics` and `/healthz` on loopback.
+    #[command(after_help = "\
+The server writes its address (server.json) and a fresh bearer token (server.token), both
+readable by you only, into the state directory; the other commands find it there. It listens on
+loopback only unless --allow-non-loopback is given.
+
+Examples:
+  trainctl server &                          start it in the background
+  trainctl server --listen 127.0.0.1:7480    a fixed port
+  trainctl server --gpus 4                   pretend this machine has 4 GPUs")]
+    Server(ServerArgs),
+
     /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
     #[command(name = "__watchdog", hide = true)]
     Watchdog(WatchdogArgs),
@@ -120,6 +134,14 @@ pub struct RunArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
+    /// What this machine offers and how replicas restart.
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+/// What this machine offers replicas, and the kubelet's restart back-off (`run` and `server`).
+#[derive(Debug, Args)]
+pub struct MachineArgs {
     /// CPUs this machine offers replicas [default: its cores].
     #[arg(long, value_name = "N", env = "TRAINCTL_CPUS")]
     pub cpus: Option<String>,
@@ -211,6 +233,23 @@ pub struct LogsArgs {
         default_value = "default"
     )]
     pub namespace: String,
+}
+
+/// Arguments of `server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: std::net::SocketAddr,
+
+    /// Accept a non-loopback --listen address: anyone who can reach it and has the token can
+    /// run commands as you.
+    #[arg(long)]
+    pub allow_non_loopback: bool,
+
+    /// What this machine offers and how replicas restart.
+    #[command(flatten)]
+    pub machine: MachineArgs,
 }
 
 /// Arguments of the internal `__watchdog`.

@@ -5,6 +5,7 @@
 mod cli;
 mod commands;
 mod diagnostics;
+mod machine;
 mod output;
 mod state;
 mod summary;

@@ -5,6 +5,7 @@ mod get;
 mod logs;
 mod render;
 mod run;
+mod server;
 mod validate;
 mod watchdog;
 
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args, state),
         Command::Get(args) => get::run(&args, state),
         Command::Logs(args) => logs::run(&args, state),
+        Command::Server(args) => server::run(&args, state),
         Command::Watchdog(args) => watchdog::run(&args),
     }
 }

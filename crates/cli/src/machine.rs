@@ -1,0 +1,62 @@
+//! The machine's settings from the command line, shared by `run` and `server`: capacity
+//! overrides, restart back-off, node name.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use trainctl_api::quantity;
+use trainctl_engine::reconcile::RestartBackoff;
+use trainctl_local::process::HelperCommand;
+use trainctl_local::runner::RunSettings;
+use trainctl_local::{CapacityOverrides, NodeCapacity};
+
+use crate::cli::MachineArgs;
+
+/// The runner's settings: this machine's capacity (detected, with the flags' overrides), the
+/// restart back-off, and the watchdog (this binary's `__watchdog`).
+pub fn settings(args: &MachineArgs) -> anyhow::Result<RunSettings> {
+    Ok(RunSettings {
+        watchdog: HelperCommand {
+            program: "/proc/self/exe".into(),
+            args: vec!["__watchdog".into()],
+        },
+        capacity: NodeCapacity::detect_with(&capacity_overrides(args)?),
+        backoff: RestartBackoff {
+            initial: args.restart_backoff,
+            max: args.restart_backoff_max.max(args.restart_backoff),
+        },
+        node_name: node_name(),
+        admission_poll: Duration::from_secs(1),
+    })
+}
+
+fn capacity_overrides(args: &MachineArgs) -> anyhow::Result<CapacityOverrides> {
+    type Read = fn(&Quantity) -> Result<u64, quantity::InvalidQuantity>;
+    let amount = |flag: &str, text: &Option<String>, read: Read| {
+        text.as_ref()
+            .map(|text| {
+                read(&Quantity(text.clone()))
+                    .with_context(|| format!("{flag} {text}: expected a quantity"))
+            })
+            .transpose()
+    };
+    let overrides = CapacityOverrides {
+        cpu_millis: amount("--cpus", &args.cpus, quantity::to_millis)?,
+        memory_bytes: amount("--memory", &args.memory, quantity::to_units)?,
+        gpus: args.gpus,
+    };
+    if overrides.cpu_millis == Some(0) {
+        bail!("--cpus 0: a machine without CPUs can run nothing");
+    }
+    Ok(overrides)
+}
+
+/// This machine's name, as `spec.nodeName` reports it.
+fn node_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
+}
