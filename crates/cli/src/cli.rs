@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::wait_for::WaitFor;
+
 /// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) written
 /// as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
 #[derive(Debug, Parser)]
@@ -22,8 +24,12 @@ pub struct Cli {
 const EXAMPLES: &str = "\
 Examples:
   trainctl run -f examples/tfjob-mwms.yaml   run a TFJob on this machine, logs and status live
+  trainctl server &                          start the local control plane, then:
+  trainctl submit -f job.yaml                queue a job on it
+  trainctl wait digits-mwms --for condition=Succeeded --timeout 10m
   trainctl get                               the jobs run here, with their state
-  trainctl logs digits-mwms --replica worker-1
+  trainctl describe digits-mwms              one job: spec, replicas, conditions, events
+  trainctl logs digits-mwms --replica worker-1 -f
   trainctl validate -f job.yaml              check a manifest (exit 0 valid, 2 invalid)
   trainctl render -f job.yaml                the Pods and Services the operator would create
   trainctl crd --dir deploy/crds             write the CustomResourceDefinitions";
@@ -78,6 +84,20 @@ Examples:
   trainctl run -f job.yaml --restart-backoff 1s      restart failed replicas sooner")]
     Run(RunArgs),
 
+    /// Send jobs to the local control plane (`trainctl server`), which queues them and runs each
+    /// when this machine has room. The manifest is checked here first: an invalid one is reported
+    /// as `validate` does (exit 2), and no server is needed for that.
+    #[command(after_help = "\
+A job of the same namespace, kind and name that has finished is replaced; one that has not is a
+conflict (exit 1). Follow a submitted job with `trainctl get`, `trainctl logs -f` and
+`trainctl wait`.
+
+Examples:
+  trainctl submit -f job.yaml
+  trainctl submit -f job.yaml -n team-a          in namespace team-a
+  cat job.yaml | trainctl submit -f -            read standard input")]
+    Submit(SubmitArgs),
+
     /// List the jobs run on this machine, or show one: NAME, STATE, AGE (`-o wide` adds
     /// replicas, restarts and duration).
     #[command(after_help = "\
@@ -87,14 +107,62 @@ Examples:
   trainctl get tfjob digits-mwms -o yaml")]
     Get(GetArgs),
 
-    /// Print a job's logs: one replica's with `--replica`, else every replica's, each line
-    /// prefixed with its replica.
+    /// Show one job in detail: its spec in short, state and times, each replica's process, the
+    /// job's conditions and its events.
+    #[command(after_help = "\
+Examples:
+  trainctl describe digits-mwms
+  trainctl describe tfjob digits-mwms -n team-a")]
+    Describe(JobArgs),
+
+    /// Print a job's logs: one replica's with `--replica`, else every replica's (`--all`), each
+    /// line prefixed with its replica. With `-f`, keep printing as the replicas write, until the
+    /// job has finished and every log is printed to its end.
     #[command(after_help = "\
 Examples:
   trainctl logs digits-mwms
   trainctl logs digits-mwms --replica worker-1
-  trainctl logs tfjob digits-mwms --replica chief-0")]
+  trainctl logs tfjob digits-mwms --replica chief-0
+  trainctl logs digits-mwms -f                  every replica, as it writes, until the job ends")]
     Logs(LogsArgs),
+
+    /// Wait until a job has a condition (`Succeeded`, `Failed`, `Running`...), or is deleted.
+    /// Exit 0 when it does; exit 1 on timeout, or at once when the job finished in a way that
+    /// can never meet the condition (it Failed while waiting for Succeeded).
+    #[command(after_help = "\
+Condition names are case-insensitive: Created, Running, Restarting, Suspended, Succeeded,
+Failed. `condition=NAME=False` waits for the condition to be recorded as not holding.
+
+Examples:
+  trainctl wait digits-mwms --for condition=Succeeded
+  trainctl wait tfjob digits-mwms --for=condition=Running --timeout 2m
+  trainctl wait digits-mwms --for delete --timeout 1m
+  trainctl submit -f job.yaml && trainctl wait digits-mwms --for condition=Succeeded --timeout 1h")]
+    Wait(WaitArgs),
+
+    /// Suspend a job through the local control plane: its replicas are stopped and the machine's
+    /// CPUs, memory and GPUs it held are given back until `trainctl resume`.
+    #[command(after_help = "\
+Examples:
+  trainctl suspend digits-mwms
+  trainctl suspend pytorchjob digits-mwms -n team-a")]
+    Suspend(JobArgs),
+
+    /// Resume a suspended job through the local control plane: it is queued again and starts
+    /// when the machine has room.
+    #[command(after_help = "\
+Examples:
+  trainctl resume digits-mwms
+  trainctl resume pytorchjob digits-mwms -n team-a")]
+    Resume(JobArgs),
+
+    /// Delete a job through the local control plane: its replicas are stopped (SIGTERM, grace
+    /// period, SIGKILL), then the job, its events and its logs are removed.
+    #[command(after_help = "\
+Examples:
+  trainctl delete digits-mwms
+  trainctl delete tfjob digits-mwms -n team-a")]
+    Delete(JobArgs),
 
     /// Run the local control plane: it queues submitted jobs, admits them as this machine's
     /// CPUs, memory and GPUs allow, supervises their replicas and serves the HTTP API
@@ -214,16 +282,13 @@ pub enum GetFormat {
     Json,
 }
 
-/// Arguments of `logs`.
+/// A job named on the command line: `[KIND] NAME`, in a namespace.
 #[derive(Debug, Args)]
-pub struct LogsArgs {
-    /// `NAME`, or `KIND NAME` when jobs of several kinds share the name.
+pub struct JobArgs {
+    /// `NAME`, or `KIND NAME` when jobs of several kinds share the name (`tfjob`, `tfjobs`,
+    /// `TFJob`...).
     #[arg(value_name = "[KIND] NAME", num_args = 1..=2, required = true)]
     pub target: Vec<String>,
-
-    /// One replica, as `<type>-<index>` (`worker-1`, `chief-0`, `launcher`...).
-    #[arg(long, value_name = "REPLICA")]
-    pub replica: Option<String>,
 
     /// The namespace.
     #[arg(
@@ -233,6 +298,57 @@ pub struct LogsArgs {
         default_value = "default"
     )]
     pub namespace: String,
+}
+
+/// Arguments of `logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// The job.
+    #[command(flatten)]
+    pub job: JobArgs,
+
+    /// One replica, as `<type>-<index>` (`worker-1`, `chief-0`, `launcher`...).
+    #[arg(long, value_name = "REPLICA")]
+    pub replica: Option<String>,
+
+    /// Every replica, each line prefixed with its replica (the default without --replica).
+    #[arg(long, conflicts_with = "replica")]
+    pub all: bool,
+
+    /// Keep printing as the replicas write (a replica not started yet is printed once it
+    /// starts), until the job has finished and every log is printed to its end.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+}
+
+/// Arguments of `submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The manifest: jobs, plus the ConfigMaps and Secrets their env reads; `-` reads stdin.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Namespace of the jobs that name none (default `default`); a job in another namespace is
+    /// an error, as with kubectl.
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
+}
+
+/// Arguments of `wait`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The job.
+    #[command(flatten)]
+    pub job: JobArgs,
+
+    /// What to wait for: `condition=NAME` (the condition holds; `condition=NAME=False`: it is
+    /// recorded as not holding), or `delete` (the job is gone).
+    #[arg(long = "for", value_name = "CONDITION", required = true)]
+    pub wait_for: WaitFor,
+
+    /// How long to wait before giving up (exit 1), as `30s`, `5m`, `2h`; `0s` checks once.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub timeout: jiff::SignedDuration,
 }
 
 /// Arguments of `server`.
@@ -246,6 +362,12 @@ pub struct ServerArgs {
     /// run commands as you.
     #[arg(long)]
     pub allow_non_loopback: bool,
+
+    /// The priority of a `schedulingPolicy.priorityClass` name, as `NAME=VALUE` (repeatable);
+    /// higher goes first in the queue. Known without it: system-node-critical and
+    /// system-cluster-critical; other names count as 0.
+    #[arg(long, value_name = "NAME=VALUE")]
+    pub priority_class: Vec<String>,
 
     /// What this machine offers and how replicas restart.
     #[command(flatten)]

@@ -1,6 +1,7 @@
 //! The machine's settings from the command line, shared by `run` and `server`: capacity
 //! overrides, restart back-off, node name.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -59,4 +60,23 @@ fn node_name() -> String {
         .ok()
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned())
+}
+
+/// Priorities of `schedulingPolicy.priorityClass` names: Kubernetes' two system classes, then
+/// each `NAME=VALUE` given.
+pub fn priorities(given: &[String]) -> anyhow::Result<BTreeMap<String, i32>> {
+    let mut priorities = BTreeMap::from([
+        ("system-node-critical".to_owned(), 2_000_001_000),
+        ("system-cluster-critical".to_owned(), 2_000_000_000),
+    ]);
+    for pair in given {
+        let (name, value) = pair
+            .split_once('=')
+            .with_context(|| format!("--priority-class {pair}: expected NAME=VALUE"))?;
+        let value: i32 = value
+            .parse()
+            .with_context(|| format!("--priority-class {pair}: the value is not an integer"))?;
+        priorities.insert(name.to_owned(), value);
+    }
+    Ok(priorities)
 }

@@ -3,6 +3,7 @@
 //! prints.
 
 mod cli;
+mod client;
 mod commands;
 mod diagnostics;
 mod machine;
@@ -10,6 +11,7 @@ mod output;
 mod state;
 mod summary;
 mod table;
+mod wait_for;
 
 use std::process::ExitCode;
 

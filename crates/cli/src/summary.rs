@@ -14,6 +14,9 @@ pub fn print(report: &RunReport, console: &Console) {
         RunEnd::Succeeded => "Succeeded".to_owned(),
         RunEnd::Failed => "Failed".to_owned(),
         RunEnd::Interrupted(signal) => format!("interrupted ({})", signal.as_str()),
+        RunEnd::Suspended => "suspended".to_owned(),
+        RunEnd::Deleted => "deleted".to_owned(),
+        RunEnd::Shutdown => "stopped with the server".to_owned(),
     };
     let mut text = format!(
         "{}/{} {outcome} after {:.1}s",

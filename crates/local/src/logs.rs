@@ -38,6 +38,8 @@ struct ConsoleInner {
     lock: Mutex<()>,
     /// Whether replicas' lines are shown at all.
     show_logs: bool,
+    /// Whether trainctl's own messages are shown.
+    show_messages: bool,
     /// Whether stderr is a terminal that takes colours.
     colour: bool,
 }
@@ -55,7 +57,22 @@ impl Console {
             inner: Arc::new(ConsoleInner {
                 lock: Mutex::new(()),
                 show_logs,
+                show_messages: true,
                 colour,
+            }),
+        }
+    }
+
+    /// A console that shows nothing: a server's runs, whose replicas' output is in their log
+    /// files and whose news is in the job's status and events.
+    #[must_use]
+    pub fn quiet() -> Console {
+        Console {
+            inner: Arc::new(ConsoleInner {
+                lock: Mutex::new(()),
+                show_logs: false,
+                show_messages: false,
+                colour: false,
             }),
         }
     }
@@ -73,6 +90,9 @@ impl Console {
 
     /// Prints one of trainctl's own messages, between replicas' lines.
     pub fn say(&self, message: &str) {
+        if !self.inner.show_messages {
+            return;
+        }
         let _guard = self.lock();
         let mut err = io::stderr().lock();
         let _ = if self.inner.colour {
@@ -222,6 +242,7 @@ mod tests {
             inner: Arc::new(ConsoleInner {
                 lock: Mutex::new(()),
                 show_logs: true,
+                show_messages: true,
                 colour: false,
             }),
         };

@@ -181,7 +181,7 @@ fn replicas(job: &TrainingJob) -> String {
 }
 
 /// kubectl's age: `45s`, `3m`, `2h`, `5d`.
-fn age(duration: jiff::SignedDuration) -> String {
+pub fn age(duration: jiff::SignedDuration) -> String {
     let seconds = duration.as_secs().max(0);
     match seconds {
         0..120 => format!("{seconds}s"),

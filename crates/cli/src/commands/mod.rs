@@ -1,12 +1,18 @@
 //! One module per subcommand.
 
 mod crd;
+mod delete;
+mod describe;
 mod get;
 mod logs;
 mod render;
 mod run;
 mod server;
+mod submit;
+mod suspend;
+mod target;
 mod validate;
+mod wait;
 mod watchdog;
 
 use std::process::ExitCode;
@@ -23,6 +29,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args, state),
         Command::Get(args) => get::run(&args, state),
         Command::Logs(args) => logs::run(&args, state),
+        Command::Submit(args) => submit::run(&args, state),
+        Command::Delete(args) => delete::run(&args, state),
+        Command::Suspend(args) => suspend::suspend(&args, state),
+        Command::Resume(args) => suspend::resume(&args, state),
+        Command::Wait(args) => wait::run(&args, state),
+        Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Watchdog(args) => watchdog::run(&args),
     }

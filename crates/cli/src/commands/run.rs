@@ -75,7 +75,10 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
 fn exit_code(report: &RunReport) -> ExitCode {
     match report.end {
         RunEnd::Succeeded => ExitCode::SUCCESS,
-        RunEnd::Failed => ExitCode::from(EXIT_FAILED),
         RunEnd::Interrupted(signal) => ExitCode::from(128 + signal as u8),
+        // Only a server suspends, deletes or shuts down a run.
+        RunEnd::Failed | RunEnd::Suspended | RunEnd::Deleted | RunEnd::Shutdown => {
+            ExitCode::from(EXIT_FAILED)
+        }
     }
 }

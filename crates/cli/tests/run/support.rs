@@ -133,10 +133,16 @@ impl Scratch {
     /// Starts `trainctl run -f MANIFEST --restart-backoff 100ms EXTRA...` without waiting; its
     /// stdout and stderr go to the files `<log>.out` and `<log>.err` here.
     pub fn spawn_run(&self, manifest: &str, extra: &[&str], log: &str) -> Running {
+        self.spawn(&run_args(manifest, extra), log)
+    }
+
+    /// Starts `trainctl --state-dir <ours> ARGS` without waiting; its stdout and stderr go to the
+    /// files `<log>.out` and `<log>.err` here.
+    pub fn spawn(&self, args: &[&str], log: &str) -> Running {
         let out = File::create(self.path(&format!("{log}.out"))).expect("create stdout file");
         let err = File::create(self.path(&format!("{log}.err"))).expect("create stderr file");
         let child = self
-            .command(&run_args(manifest, extra))
+            .command(args)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -232,6 +238,11 @@ impl Running {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
+    /// What it printed on stdout so far.
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(&self.stdout).unwrap_or_default()
+    }
+
     /// Whether it is still running.
     pub fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("try_wait").is_none()
@@ -244,7 +255,7 @@ impl Running {
         });
         let run = Run {
             code: status.code(),
-            stdout: std::fs::read_to_string(&self.stdout).unwrap_or_default(),
+            stdout: self.stdout(),
             stderr: self.stderr(),
         };
         assert!(

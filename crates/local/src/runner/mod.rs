@@ -8,6 +8,7 @@
 //! and the terminal.
 
 mod admit;
+mod control;
 mod launch;
 mod pod;
 mod report;
@@ -18,7 +19,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use nix::sys::signal::Signal;
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use trainctl_api::manifest::Companion;
@@ -39,6 +40,7 @@ use crate::store::{
 };
 
 pub use self::admit::ResourceHold;
+pub use self::control::{Coordinator, StopRequest, Stops};
 pub use self::launch::LaunchError;
 pub use self::pod::PodRestart;
 pub use self::report::ReplicaSummary;
@@ -77,6 +79,12 @@ pub enum RunEnd {
     Failed,
     /// trainctl was asked to stop (Ctrl-C is `SIGINT`); the replicas were stopped.
     Interrupted(Signal),
+    /// The job was suspended; its replicas were stopped and its resources given back.
+    Suspended,
+    /// The job is being deleted; its replicas were stopped.
+    Deleted,
+    /// The server is shutting down; the replicas were stopped and the job left unfinished.
+    Shutdown,
 }
 
 /// The outcome of a run: the final job (with its status) and what each replica did.
@@ -108,7 +116,8 @@ pub enum RunError {
     },
 }
 
-/// Runs `job` (defaulted and validated) to its end, recording it in `store`.
+/// Runs `job` (defaulted and validated) to its end, recording it in `store`; `SIGINT`,
+/// `SIGTERM` and `SIGHUP` interrupt it.
 pub async fn run(
     mut job: TrainingJob,
     companions: &[Companion],
@@ -117,19 +126,31 @@ pub async fn run(
     settings: &RunSettings,
     console: &Console,
 ) -> Result<RunReport, RunError> {
-    let started = Instant::now();
-    let now = Timestamp::now();
-    let uid = uuid::Uuid::new_v4().to_string();
-    {
-        let metadata = job.metadata_mut();
-        metadata.uid = Some(uid.clone());
-        metadata.creation_timestamp = Some(Time(now));
-        metadata
-            .namespace
-            .get_or_insert_with(|| "default".to_owned());
+    let stops = Stops::signals().map_err(|source| RunError::Io {
+        operation: "cannot watch for Ctrl-C",
+        source,
+    })?;
+    let record = new_record(&mut job, companions.to_vec(), Timestamp::now());
+    let replaced = store.insert_job(&record)?;
+    if let Some(old) = replaced.uid {
+        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
     }
-    let replaced = store.insert_job(&JobRecord {
-        uid: uid.clone(),
+    run_recorded(record, store, reaper, settings, console, stops, None).await
+}
+
+/// A new record of `job`, owned by this process: gives the job its uid, creation time and
+/// namespace.
+#[must_use]
+pub fn new_record(job: &mut TrainingJob, companions: Vec<Companion>, now: Timestamp) -> JobRecord {
+    let uid = uuid::Uuid::new_v4().to_string();
+    let metadata = job.metadata_mut();
+    metadata.uid = Some(uid.clone());
+    metadata.creation_timestamp = Some(Time(now));
+    metadata
+        .namespace
+        .get_or_insert_with(|| "default".to_owned());
+    JobRecord {
+        uid,
         namespace: job.namespace().to_owned(),
         name: job.name().to_owned(),
         kind: job.kind(),
@@ -139,31 +160,50 @@ pub async fn run(
         created_at: now,
         updated_at: now,
         finished: false,
-    })?;
-    if let Some(old) = replaced.uid {
-        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+        companions,
     }
-    let logs_dir = store.logs_dir(&uid);
+}
+
+/// Runs a job recorded in `store` from where its record stands (a server's queued, resumed or
+/// interrupted job), until it ends or `stops` asks it to; `coordinator`, when given, orders its
+/// admission among other jobs and hears of each reconcile.
+pub async fn run_recorded(
+    record: JobRecord,
+    store: &mut Store,
+    reaper: &Reaper,
+    settings: &RunSettings,
+    console: &Console,
+    stops: Stops,
+    coordinator: Option<&dyn Coordinator>,
+) -> Result<RunReport, RunError> {
+    let started = Instant::now();
+    let me = ProcessIdentity::current();
+    if record.owner != Some(me) {
+        store.set_owner(&record.uid, Some(me))?;
+    }
+    let logs_dir = store.logs_dir(&record.uid);
     let watchdog = reaper
-        .start_watchdog(&settings.watchdog, &uid)
+        .start_watchdog(&settings.watchdog, &record.uid)
         .map_err(|source| RunError::Io {
             operation: "cannot start the watchdog",
             source,
         })?;
     let mut runner = Runner {
-        uid,
-        job,
+        uid: record.uid,
+        job: record.job,
         reaper,
         watchdog,
-        companions,
+        companions: record.companions,
         settings,
         console,
         logs_dir,
+        stops,
+        coordinator,
         prepared: BTreeMap::new(),
         pods: BTreeMap::new(),
         services: BTreeSet::new(),
         waiting: Vec::new(),
-        retired_restarts: 0,
+        retired_restarts: record.retired_restarts,
         exits: JoinSet::new(),
         requeue_at: None,
         admitted: false,
@@ -195,10 +235,12 @@ struct Runner<'a> {
     job: TrainingJob,
     reaper: &'a Reaper,
     watchdog: Watchdog,
-    companions: &'a [Companion],
+    companions: Vec<Companion>,
     settings: &'a RunSettings,
     console: &'a Console,
     logs_dir: std::path::PathBuf,
+    stops: Stops,
+    coordinator: Option<&'a dyn Coordinator>,
     /// What each slot runs, once admitted.
     prepared: BTreeMap<ReplicaSlot, PreparedReplica>,
     /// The pods that exist now.
@@ -225,12 +267,12 @@ struct Runner<'a> {
 enum Wake {
     Exit(Exit),
     Timer,
-    Signal(Signal),
+    Queue,
+    Stop(StopRequest),
 }
 
 impl Runner<'_> {
     async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
-        let mut signals = StopSignals::watch()?;
         self.announce();
         if let Err(message) = self.check_runnable() {
             self.fail_at_once(store, &message)?;
@@ -243,27 +285,47 @@ impl Runner<'_> {
                 return Ok(RunEnd::Failed);
             }
         };
+        let mut queue = self.coordinator.map(Coordinator::changes);
         let mut immediate = 0;
         loop {
-            if !self.admitted {
-                match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
-                    Attempt::Admitted(allocation) => self.admit(&allocation)?,
-                    Attempt::Wait(shortfalls) => {
-                        self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
-                    }
-                    Attempt::NeverFits(message) => {
-                        self.fail_at_once(store, &message)?;
-                        return Ok(RunEnd::Failed);
+            if !self.admitted && !self.job.run_policy().is_suspended() {
+                let ahead = self
+                    .coordinator
+                    .map_or(0, |coordinator| coordinator.ahead(&self.uid));
+                if ahead > 0 {
+                    self.waiting = vec![WaitingFact::Queued { ahead }];
+                } else {
+                    match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
+                        Attempt::Admitted(allocation) => {
+                            self.admit(&allocation)?;
+                            if let Some(coordinator) = self.coordinator {
+                                coordinator.leave(&self.uid);
+                            }
+                        }
+                        Attempt::Wait(shortfalls) => {
+                            self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
+                        }
+                        Attempt::NeverFits(message) => {
+                            self.fail_at_once(store, &message)?;
+                            return Ok(RunEnd::Failed);
+                        }
                     }
                 }
             }
+            let reconciled = Instant::now();
             let plan = reconcile(&self.job, &self.observed(), Timestamp::now());
+            if let Some(coordinator) = self.coordinator {
+                coordinator.reconciled(&self.job, &plan.transitions, reconciled.elapsed());
+            }
             let busy = !plan.create_pods.is_empty()
                 || !plan.delete_pods.is_empty()
                 || plan.status.is_some();
             self.apply(plan);
             if self.is_finished() {
                 break;
+            }
+            if self.job.run_policy().is_suspended() && self.exits.is_empty() && !busy {
+                return self.suspended(store);
             }
             if busy && immediate < MAX_IMMEDIATE_RECONCILES {
                 immediate += 1;
@@ -272,10 +334,12 @@ impl Runner<'_> {
             immediate = 0;
             self.flush(store)?;
             let timer = self.next_timer();
+            let waits_in_queue = !self.admitted && queue.is_some();
             let wake = tokio::select! {
                 Some(Ok(exit)) = self.exits.join_next() => Wake::Exit(exit),
                 () = sleep_until(timer) => Wake::Timer,
-                signal = signals.recv() => Wake::Signal(signal),
+                Some(()) = queue_moved(&mut queue), if waits_in_queue => Wake::Queue,
+                request = self.stops.recv() => Wake::Stop(request),
             };
             match wake {
                 Wake::Exit(exit) => {
@@ -286,22 +350,17 @@ impl Runner<'_> {
                     }
                 }
                 Wake::Timer => self.on_timer(),
-                Wake::Signal(signal) => {
-                    self.console.say(&format!(
-                        "{}: stopping every replica (press Ctrl-C again to kill them now)",
-                        signal_words(signal)
-                    ));
-                    self.interrupt(signal);
-                    self.flush(store)?;
-                    self.stop_all(store, &mut signals).await?;
-                    store.release(&self.uid)?;
-                    return Ok(RunEnd::Interrupted(signal));
+                Wake::Queue => {}
+                Wake::Stop(StopRequest::Suspend) => {
+                    self.job.run_policy_mut().suspend = Some(true);
+                    self.job_changed = true;
                 }
+                Wake::Stop(request) => return self.stop(request, store).await,
             }
         }
         // The outcome is on record before the replicas still running are stopped.
         self.flush(store)?;
-        self.stop_all(store, &mut signals).await?;
+        self.stop_all(store).await?;
         store.release(&self.uid)?;
         let succeeded = self
             .job
@@ -312,6 +371,35 @@ impl Runner<'_> {
         } else {
             RunEnd::Failed
         })
+    }
+
+    /// Ends the run on a request from outside: every replica stopped, the resources given back.
+    async fn stop(&mut self, request: StopRequest, store: &mut Store) -> Result<RunEnd, RunError> {
+        let end = match request {
+            StopRequest::Interrupt(signal) => {
+                self.console.say(&format!(
+                    "{}: stopping every replica (press Ctrl-C again to kill them now)",
+                    signal_words(signal)
+                ));
+                self.interrupt(signal);
+                RunEnd::Interrupted(signal)
+            }
+            StopRequest::Delete => RunEnd::Deleted,
+            StopRequest::Shutdown | StopRequest::Suspend => RunEnd::Shutdown,
+        };
+        self.flush(store)?;
+        self.stop_all(store).await?;
+        store.release(&self.uid)?;
+        Ok(end)
+    }
+
+    /// The job is suspended and none of its replicas runs: it gives back its resources.
+    fn suspended(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
+        self.flush(store)?;
+        kill_strays(&self.uid, &[self.watchdog.pid()]);
+        self.watchdog.done();
+        store.release(&self.uid)?;
+        Ok(RunEnd::Suspended)
     }
 
     /// Says once that images are not used, and what is not run locally.
@@ -351,7 +439,7 @@ impl Runner<'_> {
 
     fn launch_context(&self) -> LaunchContext<'_> {
         LaunchContext {
-            companions: self.companions,
+            companions: &self.companions,
             capacity: &self.settings.capacity,
             node_name: &self.settings.node_name,
             logs_dir: &self.logs_dir,
@@ -654,11 +742,7 @@ impl Runner<'_> {
 
     /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
     /// period (at once on a second Ctrl-C); records them as stopped.
-    async fn stop_all(
-        &mut self,
-        store: &mut Store,
-        signals: &mut StopSignals,
-    ) -> Result<(), RunError> {
+    async fn stop_all(&mut self, store: &mut Store) -> Result<(), RunError> {
         let now = Instant::now();
         let slots: Vec<ReplicaSlot> = self.pods.keys().cloned().collect();
         for slot in &slots {
@@ -697,7 +781,7 @@ impl Runner<'_> {
                     self.dirty.insert(exit.slot.clone());
                 }
                 () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
-                _ = signals.recv() => self.kill_all(),
+                _ = self.stops.recv() => self.kill_all(),
             }
         }
         kill_strays(&self.uid, &[self.watchdog.pid()]);
@@ -805,35 +889,11 @@ fn condition(type_: JobConditionType, reason: &str, message: &str, now: &Time) -
     }
 }
 
-/// The signals that stop a run: Ctrl-C (`SIGINT`), `SIGTERM`, and the terminal hanging up.
-struct StopSignals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-    hangup: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    fn watch() -> Result<StopSignals, RunError> {
-        let watch = |kind| {
-            signal(kind).map_err(|source| RunError::Io {
-                operation: "cannot watch for Ctrl-C",
-                source,
-            })
-        };
-        Ok(StopSignals {
-            interrupt: watch(SignalKind::interrupt())?,
-            terminate: watch(SignalKind::terminate())?,
-            hangup: watch(SignalKind::hangup())?,
-        })
-    }
-
-    /// The next stop signal.
-    async fn recv(&mut self) -> Signal {
-        tokio::select! {
-            _ = self.interrupt.recv() => Signal::SIGINT,
-            _ = self.terminate.recv() => Signal::SIGTERM,
-            _ = self.hangup.recv() => Signal::SIGHUP,
-        }
+/// Resolves when the admission queue moved; `None` when there is no queue or it is gone.
+async fn queue_moved(queue: &mut Option<watch::Receiver<u64>>) -> Option<()> {
+    match queue {
+        Some(changes) => changes.changed().await.ok(),
+        None => None,
     }
 }
 

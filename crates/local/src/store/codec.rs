@@ -5,8 +5,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use serde::Serialize;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use trainctl_api::manifest::Companion;
 
 use super::StoreError;
 use crate::process_identity::ProcessIdentity;
@@ -123,4 +125,44 @@ pub(super) fn sqlite_for_job(
             failed(source)
         }
     }
+}
+
+/// A companion object as stored: its kind, then the object.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", content = "object")]
+enum StoredCompanion {
+    ConfigMap(ConfigMap),
+    Secret(Secret),
+}
+
+/// The companions as JSON text.
+pub(super) fn encode_companions(
+    path: &Path,
+    uid: &str,
+    companions: &[Companion],
+) -> Result<String, StoreError> {
+    let stored: Vec<StoredCompanion> = companions
+        .iter()
+        .map(|companion| match companion {
+            Companion::ConfigMap(map) => StoredCompanion::ConfigMap(map.clone()),
+            Companion::Secret(secret) => StoredCompanion::Secret(secret.clone()),
+        })
+        .collect();
+    encode(
+        path,
+        || format!("the ConfigMaps and Secrets of job {uid}"),
+        &stored,
+    )
+}
+
+/// Decodes text written by [`encode_companions`].
+pub(super) fn decode_companions(text: &str) -> Result<Vec<Companion>, String> {
+    let stored: Vec<StoredCompanion> = decode(text)?;
+    Ok(stored
+        .into_iter()
+        .map(|companion| match companion {
+            StoredCompanion::ConfigMap(map) => Companion::ConfigMap(map),
+            StoredCompanion::Secret(secret) => Companion::Secret(secret),
+        })
+        .collect())
 }

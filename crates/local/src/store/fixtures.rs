@@ -41,6 +41,7 @@ pub(super) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecor
         created_at: now,
         updated_at: now,
         finished: false,
+        companions: Vec::new(),
     }
 }
 

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use trainctl_api::{JobKind, TrainingJob, jax, mpi, paddle, pytorch, tensorflow, xgboost};
 
 use super::codec::{
-    corrupt, decode, encode, identity_columns, narrow, parse_identity, parse_timestamp, sqlite,
-    timestamp_text,
+    corrupt, decode, decode_companions, encode, encode_companions, identity_columns, narrow,
+    parse_identity, parse_timestamp, sqlite, timestamp_text,
 };
 use super::{JobRecord, Store, StoreError};
 use crate::process_identity::ProcessIdentity;
@@ -25,7 +25,7 @@ pub struct Replaced {
 
 /// The columns read into a [`JobRecord`], in [`JobRow::read`]'s order.
 const JOB_COLUMNS: &str = "uid, namespace, name, kind, object, retired_restarts, owner_pid, \
-                           owner_start_ticks, created_at, updated_at, finished";
+                           owner_start_ticks, created_at, updated_at, finished, companions";
 
 impl Store {
     /// Records a new job. An existing job of the same namespace, kind and name is replaced when it
@@ -33,6 +33,7 @@ impl Store {
     /// [`StoreError::JobExists`].
     pub fn insert_job(&mut self, record: &JobRecord) -> Result<Replaced, StoreError> {
         let object = encode(&self.path, || format!("job {}", record.uid), &record.job)?;
+        let companions = encode_companions(&self.path, &record.uid, &record.companions)?;
         let operation = format!(
             "record {} {}/{}",
             record.kind.singular(),
@@ -79,8 +80,8 @@ impl Store {
         let (owner_pid, owner_start_ticks) = identity_columns(record.owner);
         tx.execute(
             "INSERT INTO jobs (uid, namespace, name, kind, object, retired_restarts, owner_pid,
-                               owner_start_ticks, created_at, updated_at, finished)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               owner_start_ticks, created_at, updated_at, finished, companions)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 record.uid,
                 record.namespace,
@@ -93,6 +94,7 @@ impl Store {
                 timestamp_text(record.created_at),
                 timestamp_text(record.updated_at),
                 record.finished,
+                companions,
             ],
         )
         .map_err(&failed)?;
@@ -258,6 +260,7 @@ struct JobRow {
     created_at: String,
     updated_at: String,
     finished: bool,
+    companions: String,
 }
 
 impl JobRow {
@@ -274,6 +277,7 @@ impl JobRow {
             created_at: row.get(8)?,
             updated_at: row.get(9)?,
             finished: row.get(10)?,
+            companions: row.get(11)?,
         })
     }
 
@@ -294,6 +298,7 @@ impl JobRow {
             owner: parse_identity(self.owner_pid, self.owner_start_ticks).map_err(bad("owner"))?,
             created_at: parse_timestamp(&self.created_at).map_err(bad("creation time"))?,
             updated_at: parse_timestamp(&self.updated_at).map_err(bad("update time"))?,
+            companions: decode_companions(&self.companions).map_err(bad("companions"))?,
             namespace: self.namespace,
             name: self.name,
             kind,
@@ -397,6 +402,37 @@ mod tests {
                 .expect("read"),
             vec![record]
         );
+    }
+
+    #[test]
+    fn companions_round_trip() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let map = k8s_openapi::api::core::v1::ConfigMap {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("settings".to_owned()),
+                ..Default::default()
+            },
+            data: Some([("epochs".to_owned(), "3".to_owned())].into()),
+            ..Default::default()
+        };
+        let secret = k8s_openapi::api::core::v1::Secret {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some("token".to_owned()),
+                ..Default::default()
+            },
+            string_data: Some([("key".to_owned(), "s3cr3t".to_owned())].into()),
+            ..Default::default()
+        };
+        let record = JobRecord {
+            companions: vec![
+                trainctl_api::manifest::Companion::ConfigMap(map),
+                trainctl_api::manifest::Companion::Secret(secret),
+            ],
+            ..job_record("mnist", None)
+        };
+        let _ = store.insert_job(&record).expect("insert");
+        assert_eq!(store.job_by_uid(&record.uid).expect("read"), Some(record));
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use jiff::Timestamp;
-use trainctl_api::{JobKind, ReplicaType, TrainingJob};
+use trainctl_api::manifest::Companion;
+use trainctl_api::{JobConditionType, JobKind, ReplicaType, TrainingJob};
 
 use crate::process_identity::ProcessIdentity;
 
@@ -32,6 +33,42 @@ pub struct JobRecord {
     pub updated_at: Timestamp,
     /// Whether the job reached a final state (derived from its status by the caller).
     pub finished: bool,
+    /// The ConfigMaps and Secrets submitted with the job, which its replicas' env may read.
+    pub companions: Vec<Companion>,
+}
+
+impl JobRecord {
+    /// The job's state in one word: its latest condition that holds (`Succeeded`, `Failed`,
+    /// `Suspended`, `Restarting`, `Running`, else `Created` or `Pending`), or `Lost` when it did
+    /// not finish and the trainctl process running it is gone.
+    #[must_use]
+    pub fn state(&self) -> &'static str {
+        let status = self.job.status();
+        let owned = self.owner.is_some_and(|owner| owner.is_alive());
+        let holds = |type_| status.is_some_and(|status| status.is_true(type_));
+        let order = [
+            JobConditionType::Succeeded,
+            JobConditionType::Failed,
+            JobConditionType::Suspended,
+            JobConditionType::Restarting,
+            JobConditionType::Running,
+        ];
+        if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
+            if !self.finished && !owned {
+                return "Lost";
+            }
+            return type_.as_str();
+        }
+        if self.finished {
+            "Failed"
+        } else if !owned {
+            "Lost"
+        } else if status.is_some_and(|s| s.condition(JobConditionType::Created).is_some()) {
+            "Created"
+        } else {
+            "Pending"
+        }
+    }
 }
 
 /// The state of one replica process, after the pod phases.

@@ -70,6 +70,10 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT;
     CREATE INDEX events_by_job ON events (job_uid, id);
     ",
+    // 2: the ConfigMaps and Secrets submitted with a job, for a server to run it later.
+    "
+    ALTER TABLE jobs ADD COLUMN companions TEXT NOT NULL DEFAULT '[]';
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

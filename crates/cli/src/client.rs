@@ -1,0 +1,325 @@
+//! The CLI's side of the `trainctl server` API (docs/server-api.md): it finds the server of a
+//! state directory through `server.json` and `server.token`, and sends it the writes (submit,
+//! delete, suspend, resume). Reads go to the state database directly.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use trainctl_api::JobKind;
+use ureq::Agent;
+use ureq::http::Response;
+
+/// The file in the state directory holding the server's address.
+pub const SERVER_FILE: &str = "server.json";
+/// The file in the state directory holding the server's bearer token.
+pub const TOKEN_FILE: &str = "server.token";
+
+/// Why a request to the server did not give the answer wanted.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No server runs for the state directory (no `server.json`, or nothing answers at its url).
+    #[error(
+        "no trainctl server is running for state directory {dir}; start one with: trainctl server --state-dir {dir} &",
+        dir = .dir.display()
+    )]
+    NoServer {
+        /// The state directory.
+        dir: PathBuf,
+    },
+    /// `server.json` or `server.token` could not be read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// `server.json` is not what a server writes.
+    #[error(
+        "{} is not a server address file ({source}); expected {{\"url\": \"http://127.0.0.1:PORT\", \"pid\": PID}}",
+        .path.display()
+    )]
+    ServerFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: serde_json::Error,
+    },
+    /// The server answered with an error: its message and details, verbatim.
+    #[error("{}", lines(.error, .details))]
+    Api {
+        /// The HTTP status.
+        status: u16,
+        /// The one-line error.
+        error: String,
+        /// More lines (for an invalid manifest: one per problem, in the `validate` format).
+        details: Vec<String>,
+    },
+    /// The request could not be sent or its answer not read.
+    #[error("cannot {operation} at {url}: {source}")]
+    Http {
+        /// What was asked (`submit the manifest`).
+        operation: String,
+        /// The server's url.
+        url: String,
+        /// Why.
+        source: ureq::Error,
+    },
+    /// The server's answer is not the JSON the API describes.
+    #[error("cannot {operation} at {url}: unexpected answer (HTTP {status}): {source}")]
+    Answer {
+        /// What was asked.
+        operation: String,
+        /// The server's url.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// What is wrong with the body.
+        source: serde_json::Error,
+    },
+}
+
+/// The error, then each detail on its own line.
+fn lines(error: &str, details: &[String]) -> String {
+    let mut text = error.to_owned();
+    for detail in details {
+        text.push('\n');
+        text.push_str(detail);
+    }
+    text
+}
+
+/// A job as the server shows it (the fields the CLI prints of a `JobView`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct JobView {
+    /// `TFJob`...
+    pub kind: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// One word: `Queued`, `Running`, `Succeeded`...
+    pub state: String,
+}
+
+impl JobView {
+    /// `tfjob.kubeflow.org/mnist`, as kubectl names a resource.
+    #[must_use]
+    pub fn resource(&self) -> String {
+        format!("{}.kubeflow.org/{}", self.kind.to_lowercase(), self.name)
+    }
+}
+
+/// A job's address on the server.
+#[derive(Debug, Clone, Copy)]
+pub struct JobPath<'a> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its kind.
+    pub kind: JobKind,
+    /// Its name.
+    pub name: &'a str,
+}
+
+impl JobPath<'_> {
+    /// `/api/v1/namespaces/{ns}/{plural}/{name}`, each segment percent-encoded.
+    fn path(&self) -> String {
+        format!(
+            "/api/v1/namespaces/{}/{}/{}",
+            encode_segment(self.namespace),
+            self.kind.plural(),
+            encode_segment(self.name)
+        )
+    }
+}
+
+/// Percent-encodes a URL path segment: anything but RFC 3986's unreserved characters.
+fn encode_segment(segment: &str) -> String {
+    let mut encoded = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            encoded.push(char::from(byte));
+        } else {
+            let _ = write!(encoded, "%{byte:02X}");
+        }
+    }
+    encoded
+}
+
+/// What `server.json` holds (its `pid` is not needed to reach the server).
+#[derive(Deserialize)]
+struct ServerFile {
+    url: String,
+}
+
+/// An error body: `{"error": "...", "details": [...]}`.
+#[derive(Deserialize)]
+struct ErrorBody {
+    error: String,
+    #[serde(default)]
+    details: Vec<String>,
+}
+
+/// The answer to a submit.
+#[derive(Deserialize)]
+struct Submitted {
+    jobs: Vec<JobView>,
+}
+
+/// The answer to a delete.
+#[derive(Deserialize)]
+struct Deleted {
+    deleted: JobView,
+}
+
+/// A connection to the server of one state directory.
+#[derive(Debug)]
+pub struct Client {
+    agent: Agent,
+    url: String,
+    authorization: String,
+    state_dir: PathBuf,
+}
+
+impl Client {
+    /// Finds the server of `state_dir` through its `server.json` and `server.token`.
+    pub fn find(state_dir: &Path) -> Result<Client, ClientError> {
+        let server_file = state_dir.join(SERVER_FILE);
+        let text = match std::fs::read_to_string(&server_file) {
+            Ok(text) => text,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Err(ClientError::NoServer {
+                    dir: state_dir.to_owned(),
+                });
+            }
+            Err(source) => {
+                return Err(ClientError::Read {
+                    path: server_file,
+                    source,
+                });
+            }
+        };
+        let server: ServerFile =
+            serde_json::from_str(&text).map_err(|source| ClientError::ServerFile {
+                path: server_file,
+                source,
+            })?;
+        let token_file = state_dir.join(TOKEN_FILE);
+        let token = std::fs::read_to_string(&token_file).map_err(|source| ClientError::Read {
+            path: token_file,
+            source,
+        })?;
+        let config = Agent::config_builder()
+            // The API's errors are answers to read, not failures of the request.
+            .http_status_as_error(false)
+            // The server is on loopback: a proxy from the environment must not get in between.
+            .proxy(None)
+            .build();
+        Ok(Client {
+            agent: config.new_agent(),
+            url: server.url.trim_end_matches('/').to_owned(),
+            authorization: format!("Bearer {}", token.trim()),
+            state_dir: state_dir.to_owned(),
+        })
+    }
+
+    /// `POST /api/v1/jobs`: submits a manifest; the jobs as recorded. `source` names the file
+    /// in the server's messages; `namespace` is `-n`.
+    pub fn submit(
+        &self,
+        manifest: &[u8],
+        source: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<JobView>, ClientError> {
+        let url = format!("{}/api/v1/jobs", self.url);
+        let mut request = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .query("source", source);
+        if let Some(namespace) = namespace {
+            request = request.query("namespace", namespace);
+        }
+        let response = request.content_type("application/yaml").send(manifest);
+        let submitted: Submitted = self.answer("submit the manifest", response)?;
+        Ok(submitted.jobs)
+    }
+
+    /// `DELETE` a job; the job as it was.
+    pub fn delete(&self, job: JobPath<'_>) -> Result<JobView, ClientError> {
+        let url = format!("{}{}", self.url, job.path());
+        let response = self
+            .agent
+            .delete(&url)
+            .header("Authorization", &self.authorization)
+            .call();
+        let deleted: Deleted = self.answer(&format!("delete {}", job.name), response)?;
+        Ok(deleted.deleted)
+    }
+
+    /// Suspends (`true`) or resumes (`false`) a job; the job after the change.
+    pub fn set_suspended(&self, job: JobPath<'_>, suspend: bool) -> Result<JobView, ClientError> {
+        let verb = if suspend { "suspend" } else { "resume" };
+        let url = format!("{}{}/{verb}", self.url, job.path());
+        let response = self
+            .agent
+            .post(&url)
+            .header("Authorization", &self.authorization)
+            .send_empty();
+        self.answer(&format!("{verb} {}", job.name), response)
+    }
+
+    /// The body of a successful answer, or the error the server or the connection gave.
+    fn answer<T: DeserializeOwned>(
+        &self,
+        operation: &str,
+        response: Result<Response<ureq::Body>, ureq::Error>,
+    ) -> Result<T, ClientError> {
+        let http = |source| ClientError::Http {
+            operation: operation.to_owned(),
+            url: self.url.clone(),
+            source,
+        };
+        let mut response = match response {
+            Ok(response) => response,
+            Err(ureq::Error::Io(error)) if error.kind() == io::ErrorKind::ConnectionRefused => {
+                return Err(ClientError::NoServer {
+                    dir: self.state_dir.clone(),
+                });
+            }
+            Err(error) => return Err(http(error)),
+        };
+        let status = response.status().as_u16();
+        let body = response.body_mut().read_to_vec().map_err(http)?;
+        let unexpected = |source| ClientError::Answer {
+            operation: operation.to_owned(),
+            url: self.url.clone(),
+            status,
+            source,
+        };
+        if response.status().is_success() {
+            return serde_json::from_slice(&body).map_err(unexpected);
+        }
+        match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(ErrorBody { error, details }) => Err(ClientError::Api {
+                status,
+                error,
+                details,
+            }),
+            // Not the API's error body (another program on the port?): show what came.
+            Err(_) => Err(ClientError::Api {
+                status,
+                error: format!(
+                    "the server at {} answered HTTP {status}: {}",
+                    self.url,
+                    String::from_utf8_lossy(&body).trim()
+                ),
+                details: Vec::new(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,317 @@
+//! `trainctl describe`: one job in detail, as `kubectl describe` shows an object: identity and
+//! times, the spec in short, the replicas' processes, the conditions and the events.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::Container;
+use trainctl_api::{
+    CleanPodPolicy, ConditionStatus, ReplicaSpec, ReplicaType, RunPolicy, TrainingJob,
+};
+use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord, Store};
+
+use crate::cli::JobArgs;
+use crate::commands::get;
+use crate::commands::target::Target;
+use crate::state::state_dir;
+use crate::table::Table;
+
+/// What a field holds when the spec does not set it.
+const UNSET: &str = "<unset>";
+/// What a section holds when it is empty.
+const NONE: &str = "<none>";
+
+/// Prints the job; exit 1 when it does not exist.
+pub fn run(args: &JobArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(args)?;
+    let store = Store::open(&state_dir(state)?)?;
+    let record = target.get(&store, "describe")?;
+    let description = Description {
+        state: get::state(&record),
+        replicas: store.replicas(&record.uid)?,
+        events: store.events(&record.uid)?,
+        record,
+    };
+    print!("{}", description.render(Timestamp::now()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Everything `describe` shows of a job.
+#[derive(Debug)]
+pub struct Description {
+    /// The job.
+    pub record: JobRecord,
+    /// Its state in one word, as `get` shows it.
+    pub state: &'static str,
+    /// Its replicas.
+    pub replicas: Vec<ReplicaRecord>,
+    /// Its events, oldest first.
+    pub events: Vec<EventRecord>,
+}
+
+impl Description {
+    /// The text, ages counted up to `now`.
+    pub fn render(&self, now: Timestamp) -> String {
+        let record = &self.record;
+        let status = record.job.status();
+        let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+        let completed = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
+        let mut head = vec![
+            ("Name:", record.name.clone()),
+            ("Namespace:", record.namespace.clone()),
+            ("Kind:", record.kind.as_str().to_owned()),
+            ("UID:", record.uid.clone()),
+            ("State:", self.state.to_owned()),
+            (
+                "Created:",
+                format!(
+                    "{} ({} ago)",
+                    time(record.created_at),
+                    get::age(now.duration_since(record.created_at))
+                ),
+            ),
+        ];
+        if let Some(started) = started {
+            head.push(("Started:", time(started)));
+        }
+        if let Some(completed) = completed {
+            head.push(("Completed:", time(completed)));
+            if let Some(started) = started {
+                head.push(("Duration:", duration(completed.duration_since(started))));
+            }
+        }
+        let mut out = String::new();
+        fields(&mut out, 0, &head);
+        out.push_str("Spec:\n");
+        for (replica_type, spec) in record.job.replica_specs().iter() {
+            replica_spec(&mut out, &record.job, replica_type, spec);
+        }
+        run_policy(&mut out, record.job.run_policy());
+        section(&mut out, "Replicas:", self.replicas_table());
+        section(&mut out, "Conditions:", self.conditions_table());
+        section(&mut out, "Events:", self.events_table(now));
+        out
+    }
+
+    fn replicas_table(&self) -> Option<Table> {
+        let mut table = Table::new([
+            "REPLICA", "STATE", "EXIT", "RESTARTS", "PID", "PORT", "GPUS", "STARTED",
+        ]);
+        for replica in &self.replicas {
+            let gpus: Vec<String> = replica.gpus.iter().map(u32::to_string).collect();
+            table.row([
+                format!("{}-{}", replica.replica_type.lowercase(), replica.index),
+                replica.state.as_str().to_owned(),
+                or_dash(replica.exit_code),
+                replica.restarts.to_string(),
+                or_dash(replica.pid.map(|pid| pid.pid)),
+                or_dash(replica.port),
+                if gpus.is_empty() {
+                    "-".to_owned()
+                } else {
+                    gpus.join(",")
+                },
+                or_dash(replica.started_at.map(time)),
+            ]);
+        }
+        (!self.replicas.is_empty()).then_some(table)
+    }
+
+    fn conditions_table(&self) -> Option<Table> {
+        let conditions = self
+            .record
+            .job
+            .status()
+            .map(|status| status.conditions.as_slice())
+            .unwrap_or_default();
+        let mut table = Table::new(["TYPE", "STATUS", "REASON", "MESSAGE", "LAST TRANSITION"]);
+        for condition in conditions {
+            table.row([
+                condition.type_.as_str().to_owned(),
+                match condition.status {
+                    ConditionStatus::True => "True",
+                    ConditionStatus::False => "False",
+                    ConditionStatus::Unknown => "Unknown",
+                }
+                .to_owned(),
+                condition.reason.clone(),
+                condition.message.clone(),
+                or_dash(condition.last_transition_time.as_ref().map(|t| time(t.0))),
+            ]);
+        }
+        (!conditions.is_empty()).then_some(table)
+    }
+
+    fn events_table(&self, now: Timestamp) -> Option<Table> {
+        let mut table = Table::new(["AGE", "TYPE", "REASON", "MESSAGE"]);
+        for event in &self.events {
+            table.row([
+                get::age(now.duration_since(event.time)),
+                event.type_.clone(),
+                event.reason.clone(),
+                event.message.clone(),
+            ]);
+        }
+        (!self.events.is_empty()).then_some(table)
+    }
+}
+
+/// One replica type of the spec: how many, restarted how, running what.
+fn replica_spec(
+    out: &mut String,
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    spec: &ReplicaSpec,
+) {
+    let _ = writeln!(out, "  {replica_type}:");
+    let mut lines = vec![
+        ("Replicas:", spec.replicas_or_default().to_string()),
+        (
+            "Restart Policy:",
+            spec.restart_policy
+                .map_or(UNSET, |policy| policy.as_str())
+                .to_owned(),
+        ),
+    ];
+    if let Some(container) = main_container(job, spec) {
+        lines.push(("Container:", container.name.clone()));
+        let argv: Vec<&String> = container
+            .command
+            .iter()
+            .chain(&container.args)
+            .flatten()
+            .collect();
+        let command = if argv.is_empty() {
+            UNSET.to_owned()
+        } else {
+            argv.iter()
+                .map(|arg| shell_quote(arg))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        lines.push(("Command:", command));
+    }
+    fields(out, 4, &lines);
+}
+
+/// The container the kind runs the framework in (`tensorflow`, `pytorch`...), else the first.
+fn main_container<'a>(job: &TrainingJob, spec: &'a ReplicaSpec) -> Option<&'a Container> {
+    let containers = spec.containers();
+    job.kind()
+        .default_container()
+        .and_then(|name| containers.iter().find(|c| c.name == name))
+        .or_else(|| containers.first())
+}
+
+/// The policies of `runPolicy`.
+fn run_policy(out: &mut String, policy: &RunPolicy) {
+    out.push_str("  Run Policy:\n");
+    let set = |value: Option<String>| value.unwrap_or_else(|| UNSET.to_owned());
+    fields(
+        out,
+        4,
+        &[
+            (
+                "Clean Pod Policy:",
+                set(policy.clean_pod_policy.map(|policy| {
+                    match policy {
+                        CleanPodPolicy::All => "All",
+                        CleanPodPolicy::Running => "Running",
+                        CleanPodPolicy::None => "None",
+                    }
+                    .to_owned()
+                })),
+            ),
+            (
+                "Backoff Limit:",
+                set(policy.backoff_limit.map(|n| n.to_string())),
+            ),
+            (
+                "Active Deadline Seconds:",
+                set(policy.active_deadline_seconds.map(|n| n.to_string())),
+            ),
+            (
+                "TTL Seconds After Finished:",
+                set(policy.ttl_seconds_after_finished.map(|n| n.to_string())),
+            ),
+            ("Suspend:", policy.is_suspended().to_string()),
+            (
+                "Priority Class:",
+                set(policy
+                    .scheduling_policy
+                    .as_ref()
+                    .and_then(|s| s.priority_class.clone())),
+            ),
+        ],
+    );
+}
+
+/// `Label:   value` lines, values aligned; a value of several lines keeps the alignment.
+fn fields(out: &mut String, indent: usize, fields: &[(&str, String)]) {
+    let width = fields
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    for (label, value) in fields {
+        let mut lines = value.lines();
+        let first = lines.next().unwrap_or_default();
+        let _ = writeln!(out, "{:indent$}{label:<width$}{first}", "");
+        for line in lines {
+            let _ = writeln!(out, "{:indent$}{:width$}{line}", "", "");
+        }
+    }
+}
+
+/// A titled table, indented, or `Title:  <none>` when it has no rows.
+fn section(out: &mut String, title: &str, table: Option<Table>) {
+    match table {
+        None => {
+            let _ = writeln!(out, "{title}  {NONE}");
+        }
+        Some(table) => {
+            let _ = writeln!(out, "{title}");
+            for line in table.render().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+}
+
+/// An argument as a shell would need it: quoted when it holds anything but plain characters.
+fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// A time to the second, in UTC.
+fn time(timestamp: Timestamp) -> String {
+    timestamp.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// `1h2m3s`, `4m0s`, `59s`.
+fn duration(duration: SignedDuration) -> String {
+    let seconds = duration.as_secs().max(0);
+    let (hours, minutes, seconds) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
+    if hours > 0 {
+        format!("{hours}h{minutes}m{seconds}s")
+    } else if minutes > 0 {
+        format!("{minutes}m{seconds}s")
+    } else {
+        format!("{seconds}s")
+    }
+}
+
+/// The value, or `-` when there is none.
+fn or_dash<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |value| value.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,267 @@
+//! `trainctl wait`: polls the state database until a job has a condition, or is gone.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use trainctl_api::{ConditionStatus, JobConditionType};
+use trainctl_local::store::{JobRecord, Store};
+
+use crate::cli::WaitArgs;
+use crate::commands::target::Target;
+use crate::state::state_dir;
+use crate::wait_for::WaitFor;
+
+/// How often the job is looked at again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Waits; exit 0 when the job meets the condition, 1 on timeout or when it never will.
+pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let timeout = Duration::try_from(args.timeout)
+        .map_err(|_| anyhow::anyhow!("--timeout {}: a timeout cannot be negative", args.timeout))?;
+    let deadline = Instant::now() + timeout;
+    let target = Target::parse(&args.job)?;
+    let store = Store::open(&state_dir(state)?)?;
+    let Some(first) = target.find(&store, "wait")? else {
+        if args.wait_for == WaitFor::Delete {
+            return Ok(ExitCode::SUCCESS);
+        }
+        return Err(target.not_found());
+    };
+    // The job seen first is the one waited on: a later job of the same name is another job.
+    let (uid, kind) = (first.uid.clone(), first.kind);
+    let mut record = Some(first);
+    loop {
+        match check(record.as_ref(), args.wait_for) {
+            Verdict::Met => {
+                println!(
+                    "{}.kubeflow.org/{} condition met",
+                    kind.singular(),
+                    target.name
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            Verdict::Never(why) => anyhow::bail!("{}/{} {why}", kind.plural(), target.name),
+            Verdict::NotYet if Instant::now() >= deadline => anyhow::bail!(
+                "timed out waiting for the condition on {}/{}",
+                kind.plural(),
+                target.name
+            ),
+            Verdict::NotYet => {}
+        }
+        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+        record = store.job_by_uid(&uid)?;
+    }
+}
+
+/// Where a job stands with respect to what is waited for.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// It is there.
+    Met,
+    /// Not yet, and it may still come.
+    NotYet,
+    /// It will never come: the job ended otherwise, or is gone. Says why.
+    Never(String),
+}
+
+/// Whether `record` (`None`: the job is gone) meets `wait_for`.
+fn check(record: Option<&JobRecord>, wait_for: WaitFor) -> Verdict {
+    let (record, (type_, status)) = match (record, wait_for) {
+        (None, WaitFor::Delete) => return Verdict::Met,
+        (Some(_), WaitFor::Delete) => return Verdict::NotYet,
+        (None, WaitFor::Condition(..)) => {
+            return Verdict::Never("was deleted while waiting".to_owned());
+        }
+        (Some(record), WaitFor::Condition(type_, status)) => (record, (type_, status)),
+    };
+    let conditions = record
+        .job
+        .status()
+        .map(|status| status.conditions.as_slice())
+        .unwrap_or_default();
+    if conditions
+        .iter()
+        .any(|condition| condition.type_ == type_ && condition.status == status)
+    {
+        return Verdict::Met;
+    }
+    if !record.finished {
+        return Verdict::NotYet;
+    }
+    // A finished job's conditions do not change any more.
+    let end = conditions.iter().rev().find(|condition| {
+        matches!(
+            condition.type_,
+            JobConditionType::Succeeded | JobConditionType::Failed
+        ) && condition.status == ConditionStatus::True
+    });
+    let wanted = WaitFor::Condition(type_, status);
+    Verdict::Never(match end {
+        Some(end) if end.message.is_empty() => format!(
+            "finished with condition {}, so {wanted} will never be met",
+            end.type_
+        ),
+        Some(end) => format!(
+            "finished with condition {} ({}), so {wanted} will never be met",
+            end.type_, end.message
+        ),
+        None => format!("finished, and {wanted} will never be met"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use jiff::Timestamp;
+    use trainctl_api::manifest::load_str;
+    use trainctl_api::{JobCondition, JobKind, JobStatus};
+
+    use super::*;
+
+    fn condition(type_: JobConditionType, status: ConditionStatus, message: &str) -> JobCondition {
+        JobCondition {
+            type_,
+            status,
+            reason: format!("TFJob{type_}"),
+            message: message.to_owned(),
+            last_update_time: None,
+            last_transition_time: None,
+        }
+    }
+
+    /// A TFJob with these conditions, finished or not.
+    fn job(conditions: Vec<JobCondition>, finished: bool) -> JobRecord {
+        let manifest = "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: mnist}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers: [{name: tensorflow, image: tf, command: [sh]}]
+";
+        let mut job = load_str("job.yaml", manifest).jobs.remove(0).job;
+        *job.status_mut() = Some(JobStatus {
+            conditions,
+            ..JobStatus::default()
+        });
+        JobRecord {
+            uid: "uid".to_owned(),
+            namespace: "default".to_owned(),
+            name: "mnist".to_owned(),
+            kind: JobKind::TFJob,
+            job,
+            retired_restarts: 0,
+            owner: None,
+            created_at: Timestamp::UNIX_EPOCH,
+            updated_at: Timestamp::UNIX_EPOCH,
+            finished,
+            companions: Vec::new(),
+        }
+    }
+
+    const SUCCEEDED: WaitFor =
+        WaitFor::Condition(JobConditionType::Succeeded, ConditionStatus::True);
+
+    #[test]
+    fn condition_that_holds_is_met() {
+        let record = job(
+            vec![condition(
+                JobConditionType::Succeeded,
+                ConditionStatus::True,
+                "done",
+            )],
+            true,
+        );
+        assert_eq!(check(Some(&record), SUCCEEDED), Verdict::Met);
+    }
+
+    #[test]
+    fn running_job_without_the_condition_is_not_there_yet() {
+        let record = job(
+            vec![
+                condition(JobConditionType::Created, ConditionStatus::True, ""),
+                condition(JobConditionType::Running, ConditionStatus::True, ""),
+            ],
+            false,
+        );
+        assert_eq!(check(Some(&record), SUCCEEDED), Verdict::NotYet);
+    }
+
+    #[test]
+    fn a_false_condition_meets_only_a_wait_for_false() {
+        let record = job(
+            vec![condition(
+                JobConditionType::Running,
+                ConditionStatus::False,
+                "",
+            )],
+            false,
+        );
+        let running = |status| WaitFor::Condition(JobConditionType::Running, status);
+        assert_eq!(
+            check(Some(&record), running(ConditionStatus::False)),
+            Verdict::Met
+        );
+        assert_eq!(
+            check(Some(&record), running(ConditionStatus::True)),
+            Verdict::NotYet
+        );
+    }
+
+    #[test]
+    fn failed_job_never_meets_succeeded_and_says_why() {
+        let record = job(
+            vec![
+                condition(JobConditionType::Running, ConditionStatus::False, ""),
+                condition(
+                    JobConditionType::Failed,
+                    ConditionStatus::True,
+                    "TFJob default/mnist has failed because 1 Worker replica(s) failed.",
+                ),
+            ],
+            true,
+        );
+        assert_eq!(
+            check(Some(&record), SUCCEEDED),
+            Verdict::Never(
+                "finished with condition Failed (TFJob default/mnist has failed because 1 Worker \
+                 replica(s) failed.), so condition=Succeeded will never be met"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn succeeded_job_never_meets_failed() {
+        let record = job(
+            vec![condition(
+                JobConditionType::Succeeded,
+                ConditionStatus::True,
+                "",
+            )],
+            true,
+        );
+        let failed = WaitFor::Condition(JobConditionType::Failed, ConditionStatus::True);
+        assert_eq!(
+            check(Some(&record), failed),
+            Verdict::Never(
+                "finished with condition Succeeded, so condition=Failed will never be met"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn deleted_job_never_meets_a_condition_but_meets_delete() {
+        assert_eq!(
+            check(None, SUCCEEDED),
+            Verdict::Never("was deleted while waiting".to_owned())
+        );
+        assert_eq!(check(None, WaitFor::Delete), Verdict::Met);
+        assert_eq!(
+            check(Some(&job(Vec::new(), true)), WaitFor::Delete),
+            Verdict::NotYet
+        );
+    }
+}

@@ -1,0 +1,333 @@
+//! `trainctl server` end to end: a real server process on a temporary state directory, driven
+//! through its HTTP API with real replica processes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A server on its own state directory, stopped (`SIGTERM`) when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    token: String,
+    state: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let state = tempfile::tempdir().expect("tempdir");
+        let child = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("server")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the server");
+        let address = state.path().join("server.json");
+        let started = Instant::now();
+        while !address.exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "no server.json"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let json: Value = serde_json::from_slice(&std::fs::read(&address).expect("read"))
+            .expect("server.json is JSON");
+        let token = std::fs::read_to_string(state.path().join("server.token")).expect("token");
+        Server {
+            child,
+            url: json["url"].as_str().expect("url").to_owned(),
+            token,
+            state,
+        }
+    }
+
+    fn state_dir(&self) -> &Path {
+        self.state.path()
+    }
+
+    fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let auth = format!("Bearer {}", self.token);
+        let response = match (method, body) {
+            ("POST", Some(body)) => agent.post(&url).header("Authorization", &auth).send(body),
+            ("POST", None) => agent.post(&url).header("Authorization", &auth).send_empty(),
+            ("DELETE", _) => agent.delete(&url).header("Authorization", &auth).call(),
+            _ => agent.get(&url).header("Authorization", &auth).call(),
+        }
+        .expect("the server answers");
+        let status = response.status().as_u16();
+        let text = response.into_body().read_to_string().expect("body");
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    fn job(&self, name: &str) -> (u16, Value) {
+        self.request(
+            "GET",
+            &format!("/api/v1/namespaces/default/tfjobs/{name}"),
+            None,
+        )
+    }
+
+    /// Polls the job until `done` holds for its view.
+    fn wait_for(&self, name: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let (status, view) = self.job(name);
+            if status == 200 && done(&view) {
+                return view;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{name}: never {what}; last {status} {view}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn job(name: &str, gpus: u32, script: &str, run_policy: &str) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: {name}
+spec:
+  runPolicy: {{{run_policy}}}
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: busybox
+              command: [sh, -c, '{script}']
+              resources:
+                limits:
+                  nvidia.com/gpu: {gpus}
+"
+    )
+}
+
+fn state(view: &Value) -> &str {
+    view["state"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_job_that_does_not_fit_waits_with_a_reason_then_runs_when_the_first_finishes() {
+    let server = Server::start(&["--gpus", "2", "--restart-backoff", "0s"]);
+    let (status, _) = server.request(
+        "POST",
+        "/api/v1/jobs",
+        Some(&job("first", 2, "sleep 1.5", "")),
+    );
+    assert_eq!(status, 201);
+    server.wait_for("first", "Running", |view| state(view) == "Running");
+    let (status, _) = server.request("POST", "/api/v1/jobs", Some(&job("second", 2, "true", "")));
+    assert_eq!(status, 201);
+    let waiting = server.wait_for("second", "queued with a reason", |view| {
+        view["waiting"]
+            .as_str()
+            .is_some_and(|why| why.contains("GPU"))
+    });
+    assert_eq!(state(&waiting), "Queued", "{waiting}");
+    let first = server.wait_for("first", "Succeeded", |view| state(view) == "Succeeded");
+    let second = server.wait_for("second", "Succeeded", |view| state(view) == "Succeeded");
+    let first_end = first["replicas"][0]["finished"].as_str().expect("finished");
+    let second_start = second["replicas"][0]["started"].as_str().expect("started");
+    assert!(
+        second_start >= first_end,
+        "{second_start} before {first_end}"
+    );
+}
+
+#[test]
+fn suspend_stops_the_replicas_and_resume_runs_the_job_again() {
+    let server = Server::start(&[]);
+    let (status, _) = server.request(
+        "POST",
+        "/api/v1/jobs",
+        Some(&job("sleeper", 0, "sleep 60", "")),
+    );
+    assert_eq!(status, 201);
+    let running = server.wait_for("sleeper", "Running", |view| {
+        state(view) == "Running" && view["replicas"][0]["pid"].is_i64()
+    });
+    let pid = running["replicas"][0]["pid"].as_i64().expect("pid");
+    let (status, view) = server.request(
+        "POST",
+        "/api/v1/namespaces/default/tfjobs/sleeper/suspend",
+        None,
+    );
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(state(&view), "Suspended", "{view}");
+    assert!(
+        !PathBuf::from(format!("/proc/{pid}")).exists(),
+        "replica {pid} still runs"
+    );
+    let (status, view) = server.request(
+        "POST",
+        "/api/v1/namespaces/default/tfjobs/sleeper/resume",
+        None,
+    );
+    assert_eq!(status, 200, "{view}");
+    let resumed = server.wait_for("sleeper", "running again", |view| {
+        state(view) == "Running"
+            && view["replicas"][0]["pid"]
+                .as_i64()
+                .is_some_and(|p| p != pid)
+    });
+    let (status, _) = server.request("DELETE", "/api/v1/namespaces/default/tfjobs/sleeper", None);
+    assert_eq!(status, 200);
+    let new_pid = resumed["replicas"][0]["pid"].as_i64().expect("pid");
+    assert!(
+        !PathBuf::from(format!("/proc/{new_pid}")).exists(),
+        "replica {new_pid} still runs"
+    );
+    assert_eq!(server.job("sleeper").0, 404);
+}
+
+#[test]
+fn a_finished_job_is_deleted_when_its_ttl_runs_out() {
+    let server = Server::start(&[]);
+    let manifest = job("brief", 0, "true", "ttlSecondsAfterFinished: 1");
+    assert_eq!(
+        server.request("POST", "/api/v1/jobs", Some(&manifest)).0,
+        201
+    );
+    let done = server.wait_for("brief", "Succeeded", |view| state(view) == "Succeeded");
+    let finished = Instant::now();
+    assert!(done["finished"].as_bool().expect("finished"));
+    while server.job("brief").0 == 200 {
+        assert!(
+            finished.elapsed() < Duration::from_secs(10),
+            "never deleted"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Not before its TTL (1 s after completion; the job completed before `finished` was taken).
+    let completed: jiff::Timestamp = done["job"]["status"]["completionTime"]
+        .as_str()
+        .expect("completionTime")
+        .parse()
+        .expect("a timestamp");
+    let deleted = jiff::Timestamp::now();
+    assert!(
+        deleted.duration_since(completed) >= jiff::SignedDuration::from_millis(1000),
+        "deleted at {deleted}, completed at {completed}"
+    );
+    let logs = server
+        .state_dir()
+        .join("logs")
+        .join(done["uid"].as_str().expect("uid"));
+    assert!(!logs.exists(), "{} kept", logs.display());
+}
+
+#[test]
+fn concurrent_submits_are_each_recorded_exactly_once() {
+    let server = Server::start(&[]);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..100)
+            .map(|i| {
+                let server = &server;
+                scope.spawn(move || {
+                    // Ten submits of each name: exactly one of each is accepted.
+                    let name = format!("job-{}", i % 10);
+                    let manifest = job(&name, 0, "sleep 30", "");
+                    server.request("POST", "/api/v1/jobs", Some(&manifest)).0
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect()
+    });
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 201).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 409).count(),
+        90,
+        "{statuses:?}"
+    );
+    let (_, list) = server.request("GET", "/api/v1/jobs", None);
+    let mut names: Vec<&str> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| item["name"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    let expected: Vec<String> = (0..10).map(|i| format!("job-{i}")).collect();
+    assert_eq!(names, expected);
+}
+
+#[test]
+fn requests_without_the_token_are_refused_and_health_needs_none() {
+    let server = Server::start(&[]);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let refused = agent
+        .get(&format!("{}/api/v1/jobs", server.url))
+        .call()
+        .expect("answer");
+    assert_eq!(refused.status().as_u16(), 401);
+    let health = agent
+        .get(&format!("{}/healthz", server.url))
+        .call()
+        .expect("answer");
+    assert_eq!(health.status().as_u16(), 200);
+    let (status, metrics) = server.request("GET", "/metrics", None);
+    assert_eq!(status, 200);
+    assert!(
+        metrics
+            .as_str()
+            .expect("text")
+            .contains("trainctl_queue_depth 0"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn a_non_loopback_address_is_refused_unless_allowed() {
+    let state = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["server", "--listen", "0.0.0.0:0"])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+    assert!(!state.path().join("server.json").exists());
+}

@@ -1,0 +1,88 @@
+//! What steers a run from outside: requests to stop it, and the queue that orders admission
+//! among a server's jobs.
+
+use nix::sys::signal::Signal;
+use std::time::Duration;
+use tokio::signal::unix::{SignalKind, signal};
+
+use tokio::sync::{mpsc, watch};
+use trainctl_api::TrainingJob;
+use trainctl_engine::reconcile::Transition;
+
+/// Why a run is asked to end before its job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopRequest {
+    /// The user stopped `trainctl run` (Ctrl-C is `SIGINT`): the job fails with reason
+    /// `Interrupted`.
+    Interrupt(Signal),
+    /// `runPolicy.suspend` was set: the replicas stop, the job is `Suspended` and gives back its
+    /// resources; resuming it runs it again.
+    Suspend,
+    /// The job is being deleted: the replicas stop; the job's records go afterwards.
+    Delete,
+    /// The server is shutting down: the replicas stop and the job stays as it is, unfinished, to
+    /// run again when a server starts.
+    Shutdown,
+}
+
+/// Where a run's stop requests come from.
+#[derive(Debug)]
+pub struct Stops {
+    requests: mpsc::UnboundedReceiver<StopRequest>,
+}
+
+impl Stops {
+    /// Stop requests sent through the returned sender.
+    #[must_use]
+    pub fn channel() -> (mpsc::UnboundedSender<StopRequest>, Stops) {
+        let (sender, requests) = mpsc::unbounded_channel();
+        (sender, Stops { requests })
+    }
+
+    /// `SIGINT`, `SIGTERM` and `SIGHUP` of this process, as [`StopRequest::Interrupt`]. Must be
+    /// called within a Tokio runtime.
+    pub fn signals() -> std::io::Result<Stops> {
+        let (sender, stops) = Stops::channel();
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        let mut hangup = signal(SignalKind::hangup())?;
+        tokio::spawn(async move {
+            loop {
+                let received = tokio::select! {
+                    _ = interrupt.recv() => Signal::SIGINT,
+                    _ = terminate.recv() => Signal::SIGTERM,
+                    _ = hangup.recv() => Signal::SIGHUP,
+                };
+                if sender.send(StopRequest::Interrupt(received)).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(stops)
+    }
+
+    /// The next request; never resolves once every sender is gone.
+    pub(super) async fn recv(&mut self) -> StopRequest {
+        match self.requests.recv().await {
+            Some(request) => request,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// What a server gives each of its runs: the admission queue, where a job tries to take its
+/// resources only when no queued job is ahead of it (so a large job is not overtaken forever by
+/// smaller ones behind it), and an ear for what each reconcile did (metrics).
+pub trait Coordinator: Send + Sync {
+    /// How many queued jobs are ahead of the job `uid`; 0 when it may try now.
+    fn ahead(&self, uid: &str) -> u32;
+
+    /// The job `uid` took its resources: it leaves the queue.
+    fn leave(&self, uid: &str);
+
+    /// Changes whenever the queue moves or resources are given back.
+    fn changes(&self) -> watch::Receiver<u64>;
+
+    /// A reconcile of `job` took `took` and made these transitions.
+    fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration);
+}

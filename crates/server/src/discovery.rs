@@ -1,0 +1,101 @@
+//! How the CLI finds the server: `server.json` (its URL and pid) and `server.token` (the bearer
+//! token), both written with mode 0600 in the state directory, each by a rename so that no reader
+//! ever sees half a file.
+
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The file with the server's address.
+pub const ADDRESS_FILE: &str = "server.json";
+/// The file with the server's bearer token.
+pub const TOKEN_FILE: &str = "server.token";
+
+/// What `server.json` holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerAddress {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The server's process id.
+    pub pid: u32,
+}
+
+/// A fresh random token: 64 hex digits.
+#[must_use]
+pub fn new_token() -> String {
+    let a = uuid::Uuid::new_v4().simple().to_string();
+    let b = uuid::Uuid::new_v4().simple().to_string();
+    format!("{a}{b}")
+}
+
+/// Writes the token, then the address, into `state_dir`.
+pub fn publish(state_dir: &Path, address: &ServerAddress, token: &str) -> std::io::Result<()> {
+    write_private(&state_dir.join(TOKEN_FILE), token.as_bytes())?;
+    let json = serde_json::to_vec_pretty(address).map_err(std::io::Error::other)?;
+    write_private(&state_dir.join(ADDRESS_FILE), &json)
+}
+
+/// Removes `server.json` when it still names this process (on a clean stop).
+pub fn withdraw(state_dir: &Path) {
+    let path = state_dir.join(ADDRESS_FILE);
+    let ours = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<ServerAddress>(&bytes).ok())
+        .is_some_and(|address| address.pid == std::process::id());
+    if ours {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Writes `bytes` to `path` with mode 0600: a temporary file beside it, then a rename.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn files_are_private_and_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let address = ServerAddress {
+            url: "http://127.0.0.1:4242".to_owned(),
+            pid: std::process::id(),
+        };
+        let token = new_token();
+        assert_eq!(token.len(), 64);
+        publish(dir.path(), &address, &token).expect("publish");
+        for file in [ADDRESS_FILE, TOKEN_FILE] {
+            let mode = std::fs::metadata(dir.path().join(file))
+                .expect("stat")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{file}");
+        }
+        let read: ServerAddress =
+            serde_json::from_slice(&std::fs::read(dir.path().join(ADDRESS_FILE)).expect("read"))
+                .expect("json");
+        assert_eq!(read, address);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(TOKEN_FILE)).expect("read"),
+            token
+        );
+        withdraw(dir.path());
+        assert!(!dir.path().join(ADDRESS_FILE).exists());
+    }
+}

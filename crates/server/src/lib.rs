@@ -1,0 +1,96 @@
+//! `trainctl server`: the local control plane. It keeps every submitted job in the state
+//! database, queues them for this machine's capacity ([`queue`]), runs each with the same runner
+//! as `trainctl run` ([`supervisor`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
+
+pub mod api;
+pub mod discovery;
+pub mod metrics;
+mod openapi;
+pub mod queue;
+pub mod supervisor;
+pub mod view;
+
+pub use supervisor::{ServerConfig, Supervisor};
+
+mod logs;
+
+use std::net::SocketAddr;
+
+use discovery::ServerAddress;
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The supervisor could not start.
+    #[error(transparent)]
+    Supervisor(#[from] supervisor::SupervisorError),
+    /// A non-loopback address without `allow_non_loopback`.
+    #[error(
+        "refusing to listen on {0}: not a loopback address (pass --allow-non-loopback to accept it)"
+    )]
+    NotLoopback(SocketAddr),
+    /// The socket, the state files or the signals failed.
+    #[error("{operation}: {source}")]
+    Io {
+        /// What was being done.
+        operation: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+}
+
+/// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
+/// again under the next server) and `server.json` is removed. `ready` hears the address once it
+/// is published.
+pub async fn serve(
+    config: ServerConfig,
+    listen: SocketAddr,
+    allow_non_loopback: bool,
+    ready: impl FnOnce(&ServerAddress),
+) -> Result<(), ServeError> {
+    if !listen.ip().is_loopback() {
+        if !allow_non_loopback {
+            return Err(ServeError::NotLoopback(listen));
+        }
+        tracing::warn!(
+            "listening on {listen}, which is not a loopback address: anyone who reaches it with the token can run commands as you"
+        );
+    }
+    let io = |operation: &str| {
+        let operation = operation.to_owned();
+        move |source| ServeError::Io { operation, source }
+    };
+    let state_dir = config.state_dir.clone();
+    let supervisor = Supervisor::start(config)?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(io(&format!("cannot listen on {listen}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(io("cannot read the bound address"))?;
+    let token = discovery::new_token();
+    let address = ServerAddress {
+        url: format!("http://{bound}"),
+        pid: std::process::id(),
+    };
+    discovery::publish(&state_dir, &address, &token)
+        .map_err(io("cannot write server.json and server.token"))?;
+    ready(&address);
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(io("cannot watch for signals"))?;
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(io("cannot watch for signals"))?;
+    let app = api::router(std::sync::Arc::clone(&supervisor), &token);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        })
+        .await
+        .map_err(io("the server failed"));
+    supervisor.shutdown().await;
+    discovery::withdraw(&state_dir);
+    served
+}

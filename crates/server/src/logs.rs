@@ -1,0 +1,147 @@
+//! Streaming a job's logs: one replica's file, or every replica's interleaved line by line with
+//! `worker-0 | ` prefixes; with `follow`, until the job has finished and every file is read.
+
+use std::collections::BTreeMap;
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+
+use crate::supervisor::Supervisor;
+
+/// How often a followed log is checked for more.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The largest piece read from one file at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// One replica's file, read so far up to `offset`.
+struct Tail {
+    path: PathBuf,
+    offset: u64,
+    /// A line not finished yet (only when lines are prefixed).
+    partial: Vec<u8>,
+}
+
+/// A job's logs, as a stream of text pieces.
+pub struct LogStream {
+    supervisor: Arc<Supervisor>,
+    uid: String,
+    replica: Option<String>,
+    follow: bool,
+    tails: BTreeMap<String, Tail>,
+    done: bool,
+}
+
+impl LogStream {
+    /// The logs of job `uid`: one replica's (`worker-0`) or all.
+    #[must_use]
+    pub fn new(
+        supervisor: Arc<Supervisor>,
+        uid: String,
+        replica: Option<String>,
+        follow: bool,
+    ) -> LogStream {
+        LogStream {
+            supervisor,
+            uid,
+            replica,
+            follow,
+            tails: BTreeMap::new(),
+            done: false,
+        }
+    }
+
+    /// The stream of pieces.
+    pub fn into_stream(self) -> impl Stream<Item = Result<Vec<u8>, std::io::Error>> + Send {
+        futures_util::stream::unfold(self, |mut logs| async move {
+            loop {
+                if logs.done {
+                    return None;
+                }
+                let finished = logs.refresh();
+                let piece = logs.read();
+                if !piece.is_empty() {
+                    return Some((Ok(piece), logs));
+                }
+                if !logs.follow || finished {
+                    logs.done = true;
+                    let rest = logs.flush_partial();
+                    if rest.is_empty() {
+                        return None;
+                    }
+                    return Some((Ok(rest), logs));
+                }
+                tokio::time::sleep(POLL).await;
+            }
+        })
+    }
+
+    /// Learns of new replicas; whether the job has finished (or is gone).
+    fn refresh(&mut self) -> bool {
+        let Ok((sources, finished)) = self.supervisor.log_sources(&self.uid) else {
+            return true;
+        };
+        for (name, path) in sources {
+            if self.replica.as_ref().is_some_and(|wanted| *wanted != name) {
+                continue;
+            }
+            self.tails.entry(name).or_insert(Tail {
+                path,
+                offset: 0,
+                partial: Vec::new(),
+            });
+        }
+        finished
+    }
+
+    /// Whatever the files have gained, prefixed line by line unless one replica was asked for.
+    fn read(&mut self) -> Vec<u8> {
+        let prefixed = self.replica.is_none();
+        let width = self.tails.keys().map(String::len).max().unwrap_or(0);
+        let mut out = Vec::new();
+        for (name, tail) in &mut self.tails {
+            let Ok(mut file) = std::fs::File::open(&tail.path) else {
+                continue;
+            };
+            if file.seek(SeekFrom::Start(tail.offset)).is_err() {
+                continue;
+            }
+            let mut buffer = vec![0_u8; CHUNK];
+            let Ok(read) = file.read(&mut buffer) else {
+                continue;
+            };
+            tail.offset += read as u64;
+            let data = &buffer[..read];
+            if !prefixed {
+                out.extend_from_slice(data);
+                continue;
+            }
+            tail.partial.extend_from_slice(data);
+            if let Some(end) = tail.partial.iter().rposition(|&b| b == b'\n') {
+                let lines: Vec<u8> = tail.partial.drain(..=end).collect();
+                for line in lines.split_inclusive(|&b| b == b'\n') {
+                    out.extend_from_slice(format!("{name:<width$} | ").as_bytes());
+                    out.extend_from_slice(line);
+                }
+            }
+        }
+        out
+    }
+
+    /// The unfinished last lines, each ended, at the end of the stream.
+    fn flush_partial(&mut self) -> Vec<u8> {
+        let width = self.tails.keys().map(String::len).max().unwrap_or(0);
+        let mut out = Vec::new();
+        for (name, tail) in &mut self.tails {
+            if !tail.partial.is_empty() {
+                out.extend_from_slice(format!("{name:<width$} | ").as_bytes());
+                out.append(&mut tail.partial);
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,510 @@
+//! The supervisor: every job of the state database, from submission to deletion. Each unfinished
+//! job has a run (the same runner as `trainctl run`) on a task of its own; runs wait in the
+//! [`Queue`] for their resources; requests (suspend, delete, shutdown) reach a run as a
+//! [`StopRequest`]; finished jobs are deleted when their `ttlSecondsAfterFinished` runs out.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use tokio::sync::{mpsc, watch};
+use trainctl_api::validation::Severity;
+use trainctl_api::{JobConditionType, JobKind, TrainingJob};
+use trainctl_engine::reconcile::{Observed, Transition, reconcile};
+use trainctl_local::logs::Console;
+use trainctl_local::process::Reaper;
+use trainctl_local::process_identity::ProcessIdentity;
+use trainctl_local::runner::{
+    self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, new_record,
+};
+use trainctl_local::store::{JobRecord, Store, StoreError};
+
+use crate::metrics::Metrics;
+use crate::queue::Queue;
+use crate::view::JobView;
+
+/// How the server runs jobs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The state directory: database, logs, `server.json`, `server.token`.
+    pub state_dir: PathBuf,
+    /// The runner's settings: capacity, back-off, watchdog.
+    pub settings: RunSettings,
+    /// `schedulingPolicy.priorityClass` names and their priorities (unknown names: 0).
+    pub priorities: BTreeMap<String, i32>,
+}
+
+/// Why a request failed, with the HTTP status it maps to.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// The manifest is invalid: one line per problem.
+    #[error("the manifest is invalid")]
+    Invalid(Vec<String>),
+    /// No such job.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The request conflicts with the job's state.
+    #[error("{0}")]
+    Conflict(String),
+    /// The state database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The server cannot become the reaper of its replicas.
+    #[error("cannot become the reaper of the replicas: {0}")]
+    Reaper(std::io::Error),
+}
+
+/// A run in progress: how to ask it to stop, and how to see it end.
+struct RunHandle {
+    stop: mpsc::UnboundedSender<StopRequest>,
+    ended: watch::Receiver<bool>,
+}
+
+/// The control plane's state, shared by the API and every run.
+pub struct Supervisor {
+    config: ServerConfig,
+    reaper: Reaper,
+    queue: Queue,
+    store: Mutex<Store>,
+    runs: Mutex<HashMap<String, RunHandle>>,
+    seq: AtomicU64,
+    metrics: Metrics,
+    console: Console,
+}
+
+impl Supervisor {
+    /// Opens the state database, becomes the reaper of the replicas, and takes over every job it
+    /// holds: unfinished jobs run (again) through the queue; finished jobs keep their TTL.
+    pub fn start(config: ServerConfig) -> Result<Arc<Supervisor>, SupervisorError> {
+        let store = Store::open(&config.state_dir)?;
+        let reaper = Reaper::start().map_err(SupervisorError::Reaper)?;
+        let supervisor = Arc::new(Supervisor {
+            config,
+            reaper,
+            queue: Queue::default(),
+            store: Mutex::new(store),
+            runs: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+            metrics: Metrics::default(),
+            console: Console::quiet(),
+        });
+        supervisor.recover()?;
+        Ok(supervisor)
+    }
+
+    /// The metrics, in Prometheus' text format.
+    #[must_use]
+    pub fn metrics_text(&self) -> String {
+        self.metrics.encode(self.queue.len())
+    }
+
+    /// The state directory.
+    #[must_use]
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.config.state_dir
+    }
+
+    fn recover(self: &Arc<Self>) -> Result<(), SupervisorError> {
+        let me = ProcessIdentity::current();
+        let records = self.store().jobs(None, None)?;
+        for record in records {
+            if record.finished {
+                self.expire_later(&record);
+            } else if record.job.run_policy().is_suspended() {
+                self.store().set_owner(&record.uid, Some(me))?;
+            } else {
+                self.launch(record);
+            }
+        }
+        Ok(())
+    }
+
+    /// Records every job of a manifest and queues it. Nothing is recorded when any job is
+    /// invalid or conflicts with an unfinished job of the same name.
+    pub fn submit(
+        self: &Arc<Self>,
+        text: &str,
+        source: &str,
+        namespace: Option<&str>,
+    ) -> Result<Vec<JobView>, SupervisorError> {
+        let manifests = trainctl_api::manifest::load_str(source, text);
+        let mut problems: Vec<String> = manifests
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect();
+        if manifests.jobs.is_empty() && problems.is_empty() {
+            problems.push(format!(
+                "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)"
+            ));
+        }
+        let mut jobs: Vec<TrainingJob> = Vec::new();
+        for loaded in manifests.jobs {
+            let mut job = loaded.job;
+            if let Some(namespace) = namespace {
+                let metadata = job.metadata_mut();
+                match metadata.namespace.as_deref() {
+                    Some(own) if own != namespace => problems.push(format!(
+                        "{}: the job's namespace `{own}` does not match the namespace `{namespace}`",
+                        loaded.source
+                    )),
+                    _ => metadata.namespace = Some(namespace.to_owned()),
+                }
+            }
+            jobs.push(job);
+        }
+        if !problems.is_empty() {
+            return Err(SupervisorError::Invalid(problems));
+        }
+        let now = Timestamp::now();
+        let records: Vec<JobRecord> = jobs
+            .iter_mut()
+            .map(|job| new_record(job, manifests.companions.clone(), now))
+            .collect();
+        {
+            let mut store = self.store();
+            for record in &records {
+                let busy = store
+                    .job(&record.namespace, Some(record.kind), &record.name)?
+                    .into_iter()
+                    .any(|existing| {
+                        !existing.finished && existing.owner.is_some_and(|owner| owner.is_alive())
+                    });
+                if busy {
+                    return Err(SupervisorError::Conflict(format!(
+                        "{} {}/{} exists and has not finished; delete it first",
+                        record.kind.as_str(),
+                        record.namespace,
+                        record.name
+                    )));
+                }
+            }
+            for record in &records {
+                let replaced = store.insert_job(record)?;
+                if let Some(old) = replaced.uid {
+                    let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+                }
+            }
+        }
+        let mut views = Vec::new();
+        for record in records {
+            views.push(self.view_of(&record)?);
+            self.launch(record);
+        }
+        Ok(views)
+    }
+
+    /// Starts the run of a recorded, unfinished job: it waits in the queue, then runs.
+    fn launch(self: &Arc<Self>, record: JobRecord) {
+        let uid = record.uid.clone();
+        if !record.job.run_policy().is_suspended() {
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed);
+            self.queue.push(&uid, self.priority(&record.job), seq);
+        }
+        let (stop, stops) = Stops::channel();
+        let (ended_tx, ended) = watch::channel(false);
+        self.runs().insert(uid.clone(), RunHandle { stop, ended });
+        let supervisor = Arc::clone(self);
+        tokio::spawn(async move {
+            let end = supervisor.run(record, stops).await;
+            supervisor.ended(&uid, end);
+            let _ = ended_tx.send(true);
+        });
+    }
+
+    async fn run(&self, record: JobRecord, stops: Stops) -> Option<RunEnd> {
+        let uid = record.uid.clone();
+        let mut store = match Store::open(&self.config.state_dir) {
+            Ok(store) => store,
+            Err(error) => {
+                tracing::error!(job = %uid, "cannot open the state database: {error}");
+                return None;
+            }
+        };
+        let coordinator: &dyn Coordinator = self;
+        match runner::run_recorded(
+            record,
+            &mut store,
+            &self.reaper,
+            &self.config.settings,
+            &self.console,
+            stops,
+            Some(coordinator),
+        )
+        .await
+        {
+            Ok(report) => Some(report.end),
+            Err(error) => {
+                tracing::error!(job = %uid, "the run failed: {error}");
+                None
+            }
+        }
+    }
+
+    /// A run ended: its place in the queue and its resources are free.
+    fn ended(self: &Arc<Self>, uid: &str, end: Option<RunEnd>) {
+        self.runs().remove(uid);
+        let _ = self.queue.leave(uid);
+        self.queue.moved();
+        if matches!(end, Some(RunEnd::Succeeded | RunEnd::Failed))
+            && let Ok(Some(record)) = self.store().job_by_uid(uid)
+        {
+            self.expire_later(&record);
+        }
+    }
+
+    /// Deletes a finished job when its `ttlSecondsAfterFinished` has passed, as the engine
+    /// decides.
+    fn expire_later(self: &Arc<Self>, record: &JobRecord) {
+        let plan = reconcile(&record.job, &Observed::default(), Timestamp::now());
+        if !plan.delete_job && plan.requeue_after.is_none() {
+            return;
+        }
+        let after = plan
+            .requeue_after
+            .filter(|_| !plan.delete_job)
+            .map_or(Duration::ZERO, jiff::SignedDuration::unsigned_abs);
+        let supervisor = Arc::clone(self);
+        let uid = record.uid.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let Ok(Some(record)) = supervisor.store().job_by_uid(&uid) else {
+                return;
+            };
+            let plan = reconcile(&record.job, &Observed::default(), Timestamp::now());
+            if plan.delete_job {
+                let _ = supervisor.remove(&record);
+            } else {
+                supervisor.expire_later(&record);
+            }
+        });
+    }
+
+    /// One job, with its replicas and events.
+    pub fn get(
+        &self,
+        namespace: &str,
+        kind: JobKind,
+        name: &str,
+    ) -> Result<JobView, SupervisorError> {
+        let record = self.find(namespace, kind, name)?;
+        let store = self.store();
+        let replicas = store.replicas(&record.uid)?;
+        let events = store.events(&record.uid)?;
+        drop(store);
+        Ok(JobView::of(
+            &record,
+            &replicas,
+            &events,
+            self.waiting(&record),
+        ))
+    }
+
+    /// Every job (of a namespace, of a kind), oldest first, without events.
+    pub fn list(
+        &self,
+        namespace: Option<&str>,
+        kind: Option<JobKind>,
+    ) -> Result<Vec<JobView>, SupervisorError> {
+        let records = self.store().jobs(namespace, kind)?;
+        records.iter().map(|record| self.view_of(record)).collect()
+    }
+
+    /// Each replica's name and log file, and whether the job is done (finished, gone, or with no
+    /// run to write more).
+    pub fn log_sources(
+        &self,
+        uid: &str,
+    ) -> Result<(Vec<(String, PathBuf)>, bool), SupervisorError> {
+        let store = self.store();
+        let Some(record) = store.job_by_uid(uid)? else {
+            return Ok((Vec::new(), true));
+        };
+        let sources = store
+            .replicas(uid)?
+            .into_iter()
+            .map(|replica| {
+                let name = format!("{}-{}", replica.replica_type.lowercase(), replica.index);
+                (name, replica.log_path)
+            })
+            .collect();
+        drop(store);
+        let done = record.finished || !self.runs().contains_key(uid);
+        Ok((sources, done))
+    }
+
+    /// Stops a job's replicas, then removes the job, its records and logs.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        kind: JobKind,
+        name: &str,
+    ) -> Result<JobView, SupervisorError> {
+        let record = self.find(namespace, kind, name)?;
+        self.stop_run(&record.uid, StopRequest::Delete).await;
+        let record = self.store().job_by_uid(&record.uid)?.unwrap_or(record);
+        let view = self.view_of(&record)?;
+        self.remove(&record)?;
+        Ok(view)
+    }
+
+    /// Suspends a job: its replicas stop and its resources are given back.
+    pub async fn suspend(
+        &self,
+        namespace: &str,
+        kind: JobKind,
+        name: &str,
+    ) -> Result<JobView, SupervisorError> {
+        let record = self.find(namespace, kind, name)?;
+        if record.finished {
+            return Err(SupervisorError::Conflict(format!(
+                "{} {namespace}/{name} has finished; there is nothing to suspend",
+                kind.as_str()
+            )));
+        }
+        if !self.stop_run(&record.uid, StopRequest::Suspend).await {
+            // Not running (already suspended, or lost): record the wish.
+            let mut job = record.job.clone();
+            job.run_policy_mut().suspend = Some(true);
+            self.store()
+                .update_job(&record.uid, &job, record.retired_restarts, false)?;
+        }
+        self.get(namespace, kind, name)
+    }
+
+    /// Resumes a suspended job: it queues again.
+    pub fn resume(
+        self: &Arc<Self>,
+        namespace: &str,
+        kind: JobKind,
+        name: &str,
+    ) -> Result<JobView, SupervisorError> {
+        let mut record = self.find(namespace, kind, name)?;
+        if record.job.run_policy().is_suspended() && !self.runs().contains_key(&record.uid) {
+            record.job.run_policy_mut().suspend = Some(false);
+            self.store().update_job(
+                &record.uid,
+                &record.job,
+                record.retired_restarts,
+                record.finished,
+            )?;
+            if !record.finished {
+                self.launch(record);
+            }
+        }
+        self.get(namespace, kind, name)
+    }
+
+    /// Stops every run (the jobs stay unfinished, to run again under the next server).
+    pub async fn shutdown(&self) {
+        let uids: Vec<String> = self.runs().keys().cloned().collect();
+        for uid in uids {
+            self.stop_run(&uid, StopRequest::Shutdown).await;
+        }
+    }
+
+    /// Asks a job's run to stop and waits until it has; `false` when it has no run.
+    async fn stop_run(&self, uid: &str, request: StopRequest) -> bool {
+        let ended = {
+            let runs = self.runs();
+            let Some(handle) = runs.get(uid) else {
+                return false;
+            };
+            let _ = handle.stop.send(request);
+            handle.ended.clone()
+        };
+        let mut ended = ended;
+        let _ = ended.wait_for(|ended| *ended).await;
+        true
+    }
+
+    /// Removes a job that no longer runs: records, then logs.
+    fn remove(&self, record: &JobRecord) -> Result<(), SupervisorError> {
+        let mut store = self.store();
+        if store.delete_job(&record.uid)? {
+            self.metrics.deleted(&record.job);
+        }
+        let _ = std::fs::remove_dir_all(store.logs_dir(&record.uid));
+        Ok(())
+    }
+
+    fn find(
+        &self,
+        namespace: &str,
+        kind: JobKind,
+        name: &str,
+    ) -> Result<JobRecord, SupervisorError> {
+        self.store()
+            .job(namespace, Some(kind), name)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                SupervisorError::NotFound(format!("{} {namespace}/{name}", kind.as_str()))
+            })
+    }
+
+    fn view_of(&self, record: &JobRecord) -> Result<JobView, SupervisorError> {
+        let replicas = self.store().replicas(&record.uid)?;
+        Ok(JobView::of(record, &replicas, &[], self.waiting(record)))
+    }
+
+    /// Why a queued job waits: the jobs ahead of it, or (at the head) what the engine said.
+    fn waiting(&self, record: &JobRecord) -> Option<String> {
+        let ahead = self.queue.position(&record.uid)?;
+        Some(if ahead > 0 {
+            format!(
+                "queued behind {ahead} job{}",
+                if ahead == 1 { "" } else { "s" }
+            )
+        } else {
+            record
+                .job
+                .status()
+                .and_then(|status| status.condition(JobConditionType::Created))
+                .map(|created| created.message.clone())
+                .filter(|message| message.contains("waiting"))
+                .unwrap_or_else(|| "next in the queue".to_owned())
+        })
+    }
+
+    fn priority(&self, job: &TrainingJob) -> i32 {
+        job.run_policy()
+            .scheduling_policy
+            .as_ref()
+            .and_then(|policy| policy.priority_class.as_deref())
+            .and_then(|class| self.config.priorities.get(class).copied())
+            .unwrap_or(0)
+    }
+
+    fn store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn runs(&self) -> MutexGuard<'_, HashMap<String, RunHandle>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Coordinator for Supervisor {
+    fn ahead(&self, uid: &str) -> u32 {
+        self.queue.position(uid).unwrap_or(0)
+    }
+
+    fn leave(&self, uid: &str) {
+        if let Some(waited) = self.queue.leave(uid) {
+            self.metrics.admitted(waited);
+        }
+    }
+
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.queue.changes()
+    }
+
+    fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration) {
+        self.metrics.reconciled(job, transitions, took);
+    }
+}

@@ -1,0 +1,134 @@
+//! What the API shows of a job: [`JobView`], as `docs/server-api.md` describes it.
+
+use jiff::Timestamp;
+use serde::Serialize;
+use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
+
+/// A job as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobView {
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+    /// The kind, as in manifests (`TFJob`).
+    pub kind: &'static str,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// The state in one word (`Queued`, `Running`, `Succeeded`...).
+    pub state: &'static str,
+    /// Why a queued job waits, in plain words.
+    pub waiting: Option<String>,
+    /// When the job was submitted.
+    pub created: Timestamp,
+    /// Whether the job reached a final state.
+    pub finished: bool,
+    /// The whole job object, status included.
+    pub job: serde_json::Value,
+    /// Its replicas.
+    pub replicas: Vec<ReplicaView>,
+    /// Its events, oldest first (empty in lists).
+    pub events: Vec<EventView>,
+}
+
+/// One replica of a [`JobView`].
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaView {
+    /// `<type>-<index>`.
+    pub name: String,
+    /// The replica type, as in manifests (`Worker`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The index within its type.
+    pub index: i32,
+    /// `Pending`, `Running`, `Succeeded`, `Failed` or `Stopped`.
+    pub state: &'static str,
+    /// The process id while it runs.
+    pub pid: Option<i32>,
+    /// Its loopback port.
+    pub port: Option<u16>,
+    /// The GPUs it was given.
+    pub gpus: Vec<u32>,
+    /// How many times its process restarted.
+    pub restarts: i32,
+    /// The last exit code.
+    pub exit_code: Option<i32>,
+    /// When its process last started.
+    pub started: Option<Timestamp>,
+    /// When it finished.
+    pub finished: Option<Timestamp>,
+}
+
+/// One event of a [`JobView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct EventView {
+    /// When it happened.
+    pub time: Timestamp,
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// The reason, one word.
+    pub reason: String,
+    /// What happened.
+    pub message: String,
+}
+
+impl JobView {
+    /// The view of a recorded job; `queued` says why it waits in the server's queue, if it does.
+    #[must_use]
+    pub fn of(
+        record: &JobRecord,
+        replicas: &[ReplicaRecord],
+        events: &[EventRecord],
+        queued: Option<String>,
+    ) -> JobView {
+        let state = match (record.state(), &queued) {
+            ("Created" | "Pending", Some(_)) => "Queued",
+            (state, _) => state,
+        };
+        JobView {
+            namespace: record.namespace.clone(),
+            name: record.name.clone(),
+            kind: record.kind.as_str(),
+            uid: record.uid.clone(),
+            state,
+            waiting: queued,
+            created: record.created_at,
+            finished: record.finished,
+            job: serde_json::to_value(&record.job).unwrap_or(serde_json::Value::Null),
+            replicas: replicas.iter().map(ReplicaView::of).collect(),
+            events: events.iter().map(EventView::of).collect(),
+        }
+    }
+}
+
+impl ReplicaView {
+    fn of(record: &ReplicaRecord) -> ReplicaView {
+        ReplicaView {
+            name: format!("{}-{}", record.replica_type.lowercase(), record.index),
+            type_: record.replica_type.as_str().to_owned(),
+            index: record.index,
+            state: record.state.as_str(),
+            pid: record.pid.map(|pid| pid.pid),
+            port: record.port,
+            gpus: record.gpus.clone(),
+            restarts: record.restarts,
+            exit_code: record.exit_code,
+            started: record.started_at,
+            finished: record.finished_at,
+        }
+    }
+}
+
+impl EventView {
+    fn of(record: &EventRecord) -> EventView {
+        EventView {
+            time: record.time,
+            type_: record.type_.clone(),
+            reason: record.reason.clone(),
+            message: record.message.clone(),
+        }
+    }
+}
