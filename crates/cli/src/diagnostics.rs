@@ -38,18 +38,11 @@ pub fn report(manifests: &Manifests) -> Result<(), ExitCode> {
 /// Puts a job that names no namespace in `namespace` (`-n`); a job that names another one is an
 /// error, as with kubectl: it is printed, and `Err` carries exit code 2.
 pub fn set_namespace(loaded: &mut LoadedJob, namespace: &str) -> Result<(), ExitCode> {
-    let metadata = loaded.job.metadata_mut();
-    match metadata.namespace.as_deref() {
-        Some(own) if own != namespace => {
-            eprintln!(
-                "{}: the job's namespace `{own}` does not match --namespace `{namespace}`",
-                loaded.source
-            );
-            Err(ExitCode::from(EXIT_INVALID))
-        }
-        _ => {
-            metadata.namespace = Some(namespace.to_owned());
-            Ok(())
-        }
-    }
+    loaded.set_namespace(namespace).map_err(|own| {
+        eprintln!(
+            "{}: the job's namespace `{own}` does not match --namespace `{namespace}`",
+            loaded.source
+        );
+        ExitCode::from(EXIT_INVALID)
+    })
 }

@@ -143,19 +143,16 @@ impl Supervisor {
             ));
         }
         let mut jobs: Vec<TrainingJob> = Vec::new();
-        for loaded in manifests.jobs {
-            let mut job = loaded.job;
-            if let Some(namespace) = namespace {
-                let metadata = job.metadata_mut();
-                match metadata.namespace.as_deref() {
-                    Some(own) if own != namespace => problems.push(format!(
-                        "{}: the job's namespace `{own}` does not match the namespace `{namespace}`",
-                        loaded.source
-                    )),
-                    _ => metadata.namespace = Some(namespace.to_owned()),
-                }
+        for mut loaded in manifests.jobs {
+            if let Some(namespace) = namespace
+                && let Err(own) = loaded.set_namespace(namespace)
+            {
+                problems.push(format!(
+                    "{}: the job's namespace `{own}` does not match the namespace `{namespace}`",
+                    loaded.source
+                ));
             }
-            jobs.push(job);
+            jobs.push(loaded.job);
         }
         if !problems.is_empty() {
             return Err(SupervisorError::Invalid(problems));
@@ -192,8 +189,9 @@ impl Supervisor {
         }
         let mut views = Vec::new();
         for record in records {
+            // Queued first, so the answer says where the job waits.
+            self.launch(record.clone());
             views.push(self.view_of(&record)?);
-            self.launch(record);
         }
         Ok(views)
     }
@@ -327,10 +325,7 @@ impl Supervisor {
         let sources = store
             .replicas(uid)?
             .into_iter()
-            .map(|replica| {
-                let name = format!("{}-{}", replica.replica_type.lowercase(), replica.index);
-                (name, replica.log_path)
-            })
+            .map(|replica| (replica.name(), replica.log_path))
             .collect();
         drop(store);
         let done = record.finished || !self.runs().contains_key(uid);

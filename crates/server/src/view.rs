@@ -107,7 +107,7 @@ impl JobView {
 impl ReplicaView {
     fn of(record: &ReplicaRecord) -> ReplicaView {
         ReplicaView {
-            name: format!("{}-{}", record.replica_type.lowercase(), record.index),
+            name: record.name(),
             type_: record.replica_type.as_str().to_owned(),
             index: record.index,
             state: record.state.as_str(),

@@ -72,6 +72,21 @@ pub struct LoadedJob {
     pub source: String,
 }
 
+impl LoadedJob {
+    /// Puts a job that names no namespace in `namespace` (`-n`, a server's `namespace=`); a job
+    /// that names another one is refused, as kubectl does, with the namespace it names.
+    pub fn set_namespace(&mut self, namespace: &str) -> Result<(), String> {
+        let metadata = self.job.metadata_mut();
+        match metadata.namespace.as_deref() {
+            Some(own) if own != namespace => Err(own.to_owned()),
+            _ => {
+                metadata.namespace = Some(namespace.to_owned());
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Everything read from one or more manifest files.
 #[derive(Debug, Default)]
 pub struct Manifests {

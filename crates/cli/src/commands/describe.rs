@@ -28,7 +28,7 @@ pub fn run(args: &JobArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     let store = Store::open(&state_dir(state)?)?;
     let record = target.get(&store, "describe")?;
     let description = Description {
-        state: get::state(&record),
+        state: record.state(),
         replicas: store.replicas(&record.uid)?,
         events: store.events(&record.uid)?,
         record,
@@ -101,7 +101,7 @@ impl Description {
         for replica in &self.replicas {
             let gpus: Vec<String> = replica.gpus.iter().map(u32::to_string).collect();
             table.row([
-                format!("{}-{}", replica.replica_type.lowercase(), replica.index),
+                replica.name(),
                 replica.state.as_str().to_owned(),
                 or_dash(replica.exit_code),
                 replica.restarts.to_string(),

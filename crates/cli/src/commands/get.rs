@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use jiff::Timestamp;
 use serde::Serialize;
-use trainctl_api::{JobConditionType, JobKind, TrainingJob};
+use trainctl_api::{JobKind, TrainingJob};
 use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::{Format, GetArgs, GetFormat};
@@ -127,7 +127,7 @@ fn table(
         table.row([
             record.namespace.clone(),
             name,
-            state(record).to_owned(),
+            record.state().to_owned(),
             age(now.duration_since(record.created_at)),
             replicas(&record.job),
             restarts.get(i).map_or_else(String::new, i64::to_string),
@@ -138,37 +138,6 @@ fn table(
     keep.extend([wide; 3]);
     table.keep_columns(&keep);
     table
-}
-
-/// The job's state in one word: its latest condition that holds, or `Lost` when it did not
-/// finish and the trainctl process running it is gone.
-pub fn state(record: &JobRecord) -> &'static str {
-    let status = record.job.status();
-    let holds = |type_| status.is_some_and(|status| status.is_true(type_));
-    let order = [
-        JobConditionType::Succeeded,
-        JobConditionType::Failed,
-        JobConditionType::Suspended,
-        JobConditionType::Restarting,
-        JobConditionType::Running,
-    ];
-    if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
-        if !record.finished && !record.owner.is_some_and(|owner| owner.is_alive()) {
-            return "Lost";
-        }
-        return type_.as_str();
-    }
-    if record.finished {
-        "Failed"
-    } else if record.owner.is_some_and(|owner| owner.is_alive()) {
-        if status.is_some_and(|s| s.condition(JobConditionType::Created).is_some()) {
-            "Created"
-        } else {
-            "Pending"
-        }
-    } else {
-        "Lost"
-    }
 }
 
 /// `Worker:2 PS:1`.

@@ -325,7 +325,9 @@ impl Runner<'_> {
                 break;
             }
             if self.job.run_policy().is_suspended() && self.exits.is_empty() && !busy {
-                return self.suspended(store);
+                // Every replica is gone: what is left is to give back the resources.
+                self.wind_down(store).await?;
+                return Ok(RunEnd::Suspended);
             }
             if busy && immediate < MAX_IMMEDIATE_RECONCILES {
                 immediate += 1;
@@ -358,10 +360,7 @@ impl Runner<'_> {
                 Wake::Stop(request) => return self.stop(request, store).await,
             }
         }
-        // The outcome is on record before the replicas still running are stopped.
-        self.flush(store)?;
-        self.stop_all(store).await?;
-        store.release(&self.uid)?;
+        self.wind_down(store).await?;
         let succeeded = self
             .job
             .status()
@@ -387,19 +386,17 @@ impl Runner<'_> {
             StopRequest::Delete => RunEnd::Deleted,
             StopRequest::Shutdown | StopRequest::Suspend => RunEnd::Shutdown,
         };
-        self.flush(store)?;
-        self.stop_all(store).await?;
-        store.release(&self.uid)?;
+        self.wind_down(store).await?;
         Ok(end)
     }
 
-    /// The job is suspended and none of its replicas runs: it gives back its resources.
-    fn suspended(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
+    /// The end of every run: the outcome on record before the replicas still running are
+    /// stopped, then the resources given back.
+    async fn wind_down(&mut self, store: &mut Store) -> Result<(), RunError> {
         self.flush(store)?;
-        kill_strays(&self.uid, &[self.watchdog.pid()]);
-        self.watchdog.done();
+        self.stop_all(store).await?;
         store.release(&self.uid)?;
-        Ok(RunEnd::Suspended)
+        Ok(())
     }
 
     /// Says once that images are not used, and what is not run locally.

@@ -65,40 +65,10 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use jiff::Timestamp;
     use trainctl_api::ReplicaType;
 
     use super::*;
-    use crate::store::ReplicaState;
-    use crate::store::fixtures::{job_record, state_dir};
-
-    fn replica(job_uid: &str, index: i32) -> ReplicaRecord {
-        ReplicaRecord {
-            job_uid: job_uid.to_owned(),
-            replica_type: ReplicaType::Worker,
-            index,
-            state: ReplicaState::Running,
-            pid: None,
-            port: Some(40_000),
-            gpus: Vec::new(),
-            restarts: 0,
-            exit_code: None,
-            reason: None,
-            started_at: Some(Timestamp::UNIX_EPOCH),
-            finished_at: None,
-            log_path: format!("/state/logs/{job_uid}/worker-{index}.log").into(),
-        }
-    }
-
-    fn event(reason: &str) -> EventRecord {
-        EventRecord {
-            time: Timestamp::UNIX_EPOCH,
-            type_: "Normal".to_owned(),
-            reason: reason.to_owned(),
-            message: format!("{reason} happened"),
-            object: None,
-        }
-    }
+    use crate::store::fixtures::{event, job_record, pending_replica, state_dir};
 
     #[test]
     fn save_writes_the_status_events_and_replicas_together() {
@@ -107,7 +77,10 @@ mod tests {
         let record = job_record("mnist", None);
         let _ = store.insert_job(&record).expect("insert");
         let events = [event("SuccessfulCreatePod"), event("JobRunning")];
-        let replicas = [replica(&record.uid, 0), replica(&record.uid, 1)];
+        let replicas = [
+            pending_replica(&record.uid, ReplicaType::Worker, 0),
+            pending_replica(&record.uid, ReplicaType::Worker, 1),
+        ];
         store
             .save(
                 &record.uid,
@@ -136,7 +109,10 @@ mod tests {
         let _ = store.insert_job(&record).expect("insert");
         let events = [event("SuccessfulCreatePod")];
         // The second replica names no job: the whole transaction is refused.
-        let replicas = [replica(&record.uid, 0), replica("no-such-job", 1)];
+        let replicas = [
+            pending_replica(&record.uid, ReplicaType::Worker, 0),
+            pending_replica("no-such-job", ReplicaType::Worker, 1),
+        ];
         let error = store
             .save(
                 &record.uid,

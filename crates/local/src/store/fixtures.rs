@@ -5,9 +5,9 @@ use std::process::Command;
 
 use jiff::Timestamp;
 use tempfile::TempDir;
-use trainctl_api::{TrainingJob, manifest};
+use trainctl_api::{ReplicaType, TrainingJob, manifest};
 
-use super::JobRecord;
+use super::{EventRecord, JobRecord, ReplicaRecord, ReplicaState};
 use crate::process_identity::ProcessIdentity;
 
 /// A fresh state directory, removed when dropped.
@@ -80,5 +80,43 @@ spec:
         kind: job.kind(),
         job,
         ..job_record(name, Some(ProcessIdentity::current()))
+    }
+}
+
+/// A replica of job `job_uid` that has not started, on port 40000.
+pub(super) fn pending_replica(
+    job_uid: &str,
+    replica_type: ReplicaType,
+    index: i32,
+) -> ReplicaRecord {
+    let log_path = format!(
+        "/state/logs/{job_uid}/{}-{index}.log",
+        replica_type.lowercase()
+    );
+    ReplicaRecord {
+        job_uid: job_uid.to_owned(),
+        replica_type,
+        index,
+        state: ReplicaState::Pending,
+        pid: None,
+        port: Some(40_000),
+        gpus: Vec::new(),
+        restarts: 0,
+        exit_code: None,
+        reason: None,
+        started_at: None,
+        finished_at: None,
+        log_path: log_path.into(),
+    }
+}
+
+/// A `Normal` event with this reason, now.
+pub(super) fn event(reason: &str) -> EventRecord {
+    EventRecord {
+        time: Timestamp::now(),
+        type_: "Normal".to_owned(),
+        reason: reason.to_owned(),
+        message: format!("{reason} happened"),
+        object: None,
     }
 }

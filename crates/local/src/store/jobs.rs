@@ -327,8 +327,10 @@ mod tests {
     use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, ReplicaStatus};
 
     use super::*;
-    use crate::store::fixtures::{dead_process, job_record, pytorch_record, state_dir};
-    use crate::store::{EventRecord, ReplicaRecord, ReplicaState};
+    use crate::store::fixtures::{
+        dead_process, event, job_record, pending_replica, pytorch_record, state_dir,
+    };
+    use crate::store::{ReplicaRecord, ReplicaState};
 
     fn running_status() -> JobStatus {
         let since = Time(Timestamp::from_second(1_700_000_000).expect("a valid time"));
@@ -355,31 +357,10 @@ mod tests {
         }
     }
 
-    fn event(reason: &str) -> EventRecord {
-        EventRecord {
-            time: Timestamp::now(),
-            type_: "Normal".to_owned(),
-            reason: reason.to_owned(),
-            message: format!("{reason} happened"),
-            object: None,
-        }
-    }
-
-    fn replica(job_uid: &str) -> ReplicaRecord {
+    fn running_replica(job_uid: &str) -> ReplicaRecord {
         ReplicaRecord {
-            job_uid: job_uid.to_owned(),
-            replica_type: trainctl_api::ReplicaType::Worker,
-            index: 0,
             state: ReplicaState::Running,
-            pid: None,
-            port: None,
-            gpus: Vec::new(),
-            restarts: 0,
-            exit_code: None,
-            reason: None,
-            started_at: None,
-            finished_at: None,
-            log_path: "worker-0.log".into(),
+            ..pending_replica(job_uid, trainctl_api::ReplicaType::Worker, 0)
         }
     }
 
@@ -453,7 +434,9 @@ mod tests {
             ..job_record("mnist", Some(ProcessIdentity::current()))
         };
         let _ = store.insert_job(&old).expect("insert");
-        store.upsert_replica(&replica(&old.uid)).expect("replica");
+        store
+            .upsert_replica(&running_replica(&old.uid))
+            .expect("replica");
         store
             .append_event(&old.uid, &event("Created"))
             .expect("event");
@@ -654,7 +637,9 @@ mod tests {
                 .update_job("nope", &job, 0, false)
                 .expect_err("unknown"),
             store.set_owner("nope", None).expect_err("unknown"),
-            store.upsert_replica(&replica("nope")).expect_err("unknown"),
+            store
+                .upsert_replica(&running_replica("nope"))
+                .expect_err("unknown"),
             store
                 .append_event("nope", &event("Created"))
                 .expect_err("unknown"),
@@ -674,7 +659,7 @@ mod tests {
         let record = job_record("mnist", None);
         let _ = store.insert_job(&record).expect("insert");
         store
-            .upsert_replica(&replica(&record.uid))
+            .upsert_replica(&running_replica(&record.uid))
             .expect("replica");
         store
             .append_event(&record.uid, &event("Created"))

@@ -162,6 +162,14 @@ pub struct ReplicaRecord {
     pub log_path: PathBuf,
 }
 
+impl ReplicaRecord {
+    /// `worker-1`: the lowercase type and the index, as `run` prefixes its lines.
+    #[must_use]
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.replica_type.lowercase(), self.index)
+    }
+}
+
 /// An event about a job, like a Kubernetes Event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRecord {

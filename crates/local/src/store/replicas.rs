@@ -126,12 +126,7 @@ pub(super) fn upsert(
     path: &Path,
     replica: &ReplicaRecord,
 ) -> Result<(), StoreError> {
-    let slot = format!(
-        "{}-{} of job {}",
-        replica.replica_type.lowercase(),
-        replica.index,
-        replica.job_uid
-    );
+    let slot = format!("{} of job {}", replica.name(), replica.job_uid);
     let gpus = encode(
         path,
         || format!("the GPUs of replica {slot}"),
@@ -184,29 +179,7 @@ mod tests {
     use super::*;
     use crate::process_identity::ProcessIdentity;
     use crate::store::ReplicaState;
-    use crate::store::fixtures::{job_record, state_dir};
-
-    fn pending(job_uid: &str, replica_type: ReplicaType, index: i32) -> ReplicaRecord {
-        let log_path = format!(
-            "/state/logs/{job_uid}/{}-{index}.log",
-            replica_type.lowercase()
-        );
-        ReplicaRecord {
-            job_uid: job_uid.to_owned(),
-            replica_type,
-            index,
-            state: ReplicaState::Pending,
-            pid: None,
-            port: Some(40_000),
-            gpus: Vec::new(),
-            restarts: 0,
-            exit_code: None,
-            reason: None,
-            started_at: None,
-            finished_at: None,
-            log_path: log_path.into(),
-        }
-    }
+    use crate::store::fixtures::{job_record, pending_replica, state_dir};
 
     #[test]
     fn upsert_replica_rewrites_the_same_slot() {
@@ -214,7 +187,7 @@ mod tests {
         let mut store = Store::open(temp.path()).expect("open");
         let job = job_record("mnist", None);
         let _ = store.insert_job(&job).expect("insert");
-        let first = pending(&job.uid, ReplicaType::Worker, 0);
+        let first = pending_replica(&job.uid, ReplicaType::Worker, 0);
         store.upsert_replica(&first).expect("insert");
 
         let started = Timestamp::now();
@@ -249,7 +222,7 @@ mod tests {
             (ReplicaType::Evaluator, 0),
         ] {
             store
-                .upsert_replica(&pending(&job.uid, replica_type, index))
+                .upsert_replica(&pending_replica(&job.uid, replica_type, index))
                 .expect("insert");
         }
 
@@ -282,7 +255,7 @@ mod tests {
         let _ = store.insert_job(&job).expect("insert");
         let replica = ReplicaRecord {
             log_path: std::ffi::OsStr::from_bytes(b"/state/\xff.log").into(),
-            ..pending(&job.uid, ReplicaType::Worker, 0)
+            ..pending_replica(&job.uid, ReplicaType::Worker, 0)
         };
         store.upsert_replica(&replica).expect("insert");
 
