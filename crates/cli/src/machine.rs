@@ -9,19 +9,16 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::quantity;
 use trainctl_engine::reconcile::RestartBackoff;
 use trainctl_local::process::HelperCommand;
-use trainctl_local::runner::RunSettings;
+use trainctl_local::runner::{RunSettings, Supervision};
 use trainctl_local::{CapacityOverrides, NodeCapacity};
 
 use crate::cli::MachineArgs;
 
-/// The runner's settings: this machine's capacity (detected, with the flags' overrides), the
-/// restart back-off, and the watchdog (this binary's `__watchdog`).
-pub fn settings(args: &MachineArgs) -> anyhow::Result<RunSettings> {
+/// The runner's settings: how replicas are supervised, this machine's capacity (detected, with
+/// the flags' overrides), the restart back-off.
+pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<RunSettings> {
     Ok(RunSettings {
-        watchdog: HelperCommand {
-            program: "/proc/self/exe".into(),
-            args: vec!["__watchdog".into()],
-        },
+        supervision,
         capacity: NodeCapacity::detect_with(&capacity_overrides(args)?),
         backoff: RestartBackoff {
             initial: args.restart_backoff,
@@ -30,6 +27,28 @@ pub fn settings(args: &MachineArgs) -> anyhow::Result<RunSettings> {
         node_name: node_name(),
         admission_poll: Duration::from_secs(1),
     })
+}
+
+/// `trainctl run`'s replicas: they end with it, watched by this binary's `__watchdog`.
+pub fn attached() -> Supervision {
+    Supervision::Attached {
+        watchdog: this_binary("__watchdog"),
+    }
+}
+
+/// A server's replicas: they outlive it, each under this binary's `__keeper`.
+pub fn detached() -> Supervision {
+    Supervision::Detached {
+        keeper: this_binary("__keeper"),
+    }
+}
+
+/// A hidden subcommand of this binary.
+fn this_binary(subcommand: &str) -> HelperCommand {
+    HelperCommand {
+        program: "/proc/self/exe".into(),
+        args: vec![subcommand.into()],
+    }
 }
 
 fn capacity_overrides(args: &MachineArgs) -> anyhow::Result<CapacityOverrides> {

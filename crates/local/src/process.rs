@@ -1,6 +1,10 @@
-//! Replica processes: starting them in their own process groups with their output piped to a log
-//! pump, reaping them (and whatever they leave behind), signalling them, and keeping the
-//! [`watchdog`](crate::watchdog) informed.
+//! Replica processes: starting them in their own process groups, reaping them (and whatever they
+//! leave behind), signalling them, and keeping the [`watchdog`](crate::watchdog) informed.
+//!
+//! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file),
+//! and the replica ends with `trainctl`. A server starts it under the [`keeper`](crate::keeper)
+//! instead, writing to its log file itself, so that it outlives a server that dies and the next
+//! server takes it over ([`adopted_exit`]).
 //!
 //! `trainctl` is the child subreaper of everything its replicas start: a process whose parent
 //! exits comes back to `trainctl` rather than to init, so nothing a replica starts can slip away
@@ -30,6 +34,7 @@ use nix::unistd::Pid;
 use tokio::sync::oneshot;
 
 use crate::logs::{Console, open_log_file, pump};
+use crate::process_identity::{self, ProcessIdentity};
 use crate::watchdog::MARKER_ENV;
 
 /// How to start a helper process of this binary (the watchdog): the program and the arguments
@@ -64,11 +69,36 @@ pub struct Launch {
 pub struct StartedProcess {
     /// Its pid, also its process group's id.
     pub pid: i32,
-    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
+    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`. Under a keeper,
+    /// the keeper's own: the command's is in `exit_file`.
     pub exit: oneshot::Receiver<i32>,
-    /// The log pump, which ends once the replica and everything it started have closed the pipe.
-    pub pump: tokio::task::JoinHandle<()>,
+    /// The log pump, which ends once the replica and everything it started have closed the pipe;
+    /// `None` when the replica writes to its log file itself.
+    pub pump: Option<tokio::task::JoinHandle<()>>,
+    /// Where the keeper records the command's exit code, for a replica under a keeper.
+    pub exit_file: Option<PathBuf>,
 }
+
+impl StartedProcess {
+    /// Waits for the replica to exit (and, for a piped one, for its last lines to reach the
+    /// terminal); returns its command's exit code.
+    pub async fn exited(self) -> i32 {
+        let code = self.exit.await.unwrap_or(KILLED);
+        if let Some(pump) = self.pump {
+            let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
+        }
+        self.exit_file
+            .as_deref()
+            .map_or(code, crate::keeper::exit_code)
+    }
+}
+
+/// The exit code of a process killed by `SIGKILL`.
+const KILLED: i32 = 128 + Signal::SIGKILL as i32;
+
+/// How often a replica taken over from a server that died (not a child of this process) is
+/// looked at.
+const ADOPTED_POLL: Duration = Duration::from_millis(100);
 
 /// The capacity asked for each replica's output pipe (Linux's default unprivileged maximum).
 const PIPE_SIZE: i32 = 1 << 20;
@@ -150,7 +180,55 @@ impl Reaper {
         Ok(StartedProcess {
             pid: child.id() as i32,
             exit,
-            pump,
+            pump: Some(pump),
+            exit_file: None,
+        })
+    }
+
+    /// Starts a replica that can outlive this process: `launch`'s command under the
+    /// [`keeper`](crate::keeper) in a new process group, with its output appended straight to
+    /// its log file, marked as the job `job_uid`'s.
+    pub fn start_kept_replica(
+        &self,
+        launch: &Launch,
+        job_uid: &str,
+        keeper: &HelperCommand,
+    ) -> io::Result<StartedProcess> {
+        if launch.argv.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the command is empty",
+            ));
+        }
+        let file = open_log_file(&launch.log_path)?;
+        let exit_file = crate::keeper::exit_file(&launch.log_path);
+        match std::fs::remove_file(&exit_file) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
+        let mut command = Command::new(&keeper.program);
+        command
+            .args(&keeper.args)
+            .arg("--exit-file")
+            .arg(&exit_file)
+            .arg("--")
+            .args(&launch.argv)
+            .envs(launch.env.iter().map(|(name, value)| (name, value)))
+            .env(MARKER_ENV, job_uid)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .process_group(0);
+        if let Some(dir) = &launch.working_dir {
+            command.current_dir(dir);
+        }
+        let (sender, exit) = oneshot::channel();
+        let child = self.spawn(&mut command, Some(sender))?;
+        Ok(StartedProcess {
+            pid: child.id() as i32,
+            exit,
+            pump: None,
+            exit_file: Some(exit_file),
         })
     }
 
@@ -263,6 +341,24 @@ impl Watchdog {
     }
 }
 
+/// Waits for the keeper of a replica that this process took over from a server that died (so it
+/// is not this process's child); returns the command's exit code. A keeper killed before it could
+/// record one leaves its command's group behind, which is killed then.
+pub async fn adopted_exit(keeper: ProcessIdentity, exit_file: PathBuf, job_uid: String) -> i32 {
+    while keeper.is_alive() {
+        tokio::time::sleep(ADOPTED_POLL).await;
+    }
+    if !exit_file.exists() {
+        // Only the job's own processes: the group's id may be another's by now.
+        for pid in crate::watchdog::marked_processes(&job_uid) {
+            if process_identity::process_group(pid.as_raw()) == Some(keeper.pid) {
+                let _ = kill(pid, Signal::SIGKILL);
+            }
+        }
+    }
+    crate::keeper::exit_code(&exit_file)
+}
+
 /// Sends `signal` to a replica's process group; a group that is gone already is no error.
 pub fn signal_group(pgid: i32, signal: Signal) {
     let _ = killpg(Pid::from_raw(pgid), signal);
@@ -278,6 +374,11 @@ pub fn kill_strays(job_uid: &str, keep: &[i32]) {
     if children().is_some_and(|children| children.iter().all(|pid| keep.contains(pid))) {
         return;
     }
+    kill_marked(job_uid);
+}
+
+/// Kills every process marked with the job's uid.
+pub fn kill_marked(job_uid: &str) {
     for pid in crate::watchdog::marked_processes(job_uid) {
         let _ = kill(pid, Signal::SIGKILL);
     }

@@ -48,16 +48,26 @@ impl ProcessIdentity {
     }
 }
 
+/// The process group of the live process `pid`, or `None` when there is no such process.
+#[must_use]
+pub fn process_group(pid: i32) -> Option<i32> {
+    read_stat(pid)
+        .filter(Stat::is_running)
+        .map(|stat| stat.process_group)
+}
+
 /// Whether a process with this pid exists and is not a zombie or dead.
 #[must_use]
 pub fn is_running(pid: i32) -> bool {
     read_stat(pid).is_some_and(|stat| stat.is_running())
 }
 
-/// The two fields of `/proc/<pid>/stat` that identify a process and tell whether it runs.
+/// The fields of `/proc/<pid>/stat` that identify a process, tell whether it runs, and its
+/// group.
 #[derive(Debug, PartialEq, Eq)]
 struct Stat {
     state: char,
+    process_group: i32,
     start_ticks: u64,
 }
 
@@ -83,8 +93,13 @@ fn parse_stat(text: &str) -> Option<Stat> {
     let mut fields = after_comm.split_ascii_whitespace();
     // Fields are numbered from 1 (`pid`); the first after `comm` is field 3 (`state`).
     let state = fields.next()?.chars().next()?;
-    let start_ticks = fields.nth(22 - 4)?.parse().ok()?;
-    Some(Stat { state, start_ticks })
+    let process_group = fields.nth(5 - 4)?.parse().ok()?;
+    let start_ticks = fields.nth(22 - 6)?.parse().ok()?;
+    Some(Stat {
+        state,
+        process_group,
+        start_ticks,
+    })
 }
 
 #[cfg(test)]
@@ -134,6 +149,13 @@ mod tests {
     }
 
     #[test]
+    fn a_process_group_is_read_from_stat() {
+        let pid = i32::try_from(std::process::id()).expect("pid fits in i32");
+        assert_eq!(process_group(pid), Some(nix::unistd::getpgrp().as_raw()));
+        assert_eq!(process_group(i32::MAX), None);
+    }
+
+    #[test]
     fn missing_pid_has_no_identity() {
         assert_eq!(ProcessIdentity::of(0), None);
         assert_eq!(ProcessIdentity::of(-1), None);
@@ -148,6 +170,7 @@ mod tests {
             parse_stat(text),
             Some(Stat {
                 state: 'Z',
+                process_group: 4242,
                 start_ticks: 987_654
             })
         );

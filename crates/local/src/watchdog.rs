@@ -95,22 +95,38 @@ fn anything_left(job_uid: &str, groups: &BTreeMap<i32, Duration>) -> bool {
 /// The live processes (not zombies) whose environment has `MARKER_ENV=job_uid`.
 #[must_use]
 pub fn marked_processes(job_uid: &str) -> Vec<Pid> {
+    scan_marked(|uid| uid == job_uid.as_bytes())
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Every live process that carries a job's marker, with the job's uid, in one look at the
+/// process table.
+#[must_use]
+pub fn all_marked_processes() -> Vec<(Pid, String)> {
+    scan_marked(|_| true)
+}
+
+/// The live processes other than this one whose marker's value `wanted` accepts.
+fn scan_marked(wanted: impl Fn(&[u8]) -> bool) -> Vec<(Pid, String)> {
     let me = getpid().as_raw();
-    let marker = format!("{MARKER_ENV}={job_uid}");
+    let prefix = format!("{MARKER_ENV}=");
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&byte| byte == 0)
-                    .any(|entry| entry == marker.as_bytes())
-            }) && process_identity::is_running(*pid)
+        .filter_map(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let uid = environ
+                .split(|&byte| byte == 0)
+                .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+                .filter(|uid| wanted(uid))?;
+            let uid = String::from_utf8_lossy(uid).into_owned();
+            process_identity::is_running(pid).then(|| (Pid::from_raw(pid), uid))
         })
-        .map(Pid::from_raw)
         .collect()
 }
 

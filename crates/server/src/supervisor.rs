@@ -3,7 +3,7 @@
 //! [`Queue`] for their resources; requests (suspend, delete, shutdown) reach a run as a
 //! [`StopRequest`]; finished jobs are deleted when their `ttlSecondsAfterFinished` runs out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -21,6 +21,7 @@ use trainctl_local::runner::{
     self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, new_record,
 };
 use trainctl_local::store::{JobRecord, Store, StoreError};
+use trainctl_local::watchdog::all_marked_processes;
 
 use crate::metrics::Metrics;
 use crate::queue::Queue;
@@ -107,15 +108,38 @@ impl Supervisor {
         &self.config.state_dir
     }
 
+    /// Takes over every job of the store from the server before: unfinished jobs become this
+    /// server's at once (so that what they hold counts before any other job is admitted), then
+    /// run again, adopting the replicas that still run; what finished or suspended jobs left
+    /// running is killed (the server died before it stopped them), and suspended jobs give back
+    /// what they hold; finished jobs keep their TTL.
     fn recover(self: &Arc<Self>) -> Result<(), SupervisorError> {
         let me = ProcessIdentity::current();
         let records = self.store().jobs(None, None)?;
+        let stopped: HashSet<&str> = records
+            .iter()
+            .filter(|record| record.finished || record.job.run_policy().is_suspended())
+            .map(|record| record.uid.as_str())
+            .collect();
+        for (pid, uid) in all_marked_processes() {
+            if stopped.contains(uid.as_str()) {
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        for record in &records {
+            if !record.finished {
+                let mut store = self.store();
+                store.set_owner(&record.uid, Some(me))?;
+                if record.job.run_policy().is_suspended() {
+                    store.release(&record.uid)?;
+                }
+            }
+        }
         for record in records {
             if record.finished {
                 self.expire_later(&record);
-            } else if record.job.run_policy().is_suspended() {
-                self.store().set_owner(&record.uid, Some(me))?;
-            } else {
+            } else if !record.job.run_policy().is_suspended() {
+                // The record still names the server before: the run takes its replicas over.
                 self.launch(record);
             }
         }

@@ -48,7 +48,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         return Ok(code);
     }
     let job = loaded.job;
-    let settings = machine::settings(&args.machine)?;
+    let settings = machine::settings(&args.machine, machine::attached())?;
     let dir = state_dir(state)?;
     let mut store = Store::open(&dir)?;
     let console = Console::stderr(!args.quiet);

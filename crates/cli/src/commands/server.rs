@@ -22,7 +22,7 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
     let dir = state_dir(state)?;
     let config = ServerConfig {
         state_dir: dir.clone(),
-        settings: machine::settings(&args.machine)?,
+        settings: machine::settings(&args.machine, machine::detached())?,
         priorities: machine::priorities(&args.priority_class)?,
     };
     tokio::runtime::Builder::new_multi_thread()

@@ -5,6 +5,8 @@
     reason = "each test binary uses a different subset of these helpers"
 )]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

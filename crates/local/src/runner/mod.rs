@@ -8,6 +8,7 @@
 //! and the terminal.
 
 mod admit;
+mod adopt;
 mod control;
 mod launch;
 mod pod;
@@ -32,7 +33,7 @@ use trainctl_engine::reconcile::{
 use crate::admission::Allocation;
 use crate::logs::Console;
 use crate::ports::PortReservation;
-use crate::process::{HelperCommand, Reaper, Watchdog, kill_strays, signal_group};
+use crate::process::{HelperCommand, Reaper, Watchdog, kill_marked, kill_strays, signal_group};
 use crate::process_identity::ProcessIdentity;
 use crate::resources::NodeCapacity;
 use crate::store::{
@@ -55,11 +56,28 @@ const KILL_MARGIN: Duration = Duration::from_secs(5);
 /// settles.
 const MAX_IMMEDIATE_RECONCILES: usize = 100;
 
+/// How a run's replicas relate to the trainctl process that runs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Supervision {
+    /// `trainctl run`: the replicas end with trainctl. Their output goes through it (to the
+    /// terminal and the log files), and a watchdog stops them if trainctl dies.
+    Attached {
+        /// How to start the job's watchdog.
+        watchdog: HelperCommand,
+    },
+    /// `trainctl server`: the replicas outlive a server that dies. Each runs under a keeper that
+    /// records its exit code and writes to its log file itself; the next server takes them over.
+    Detached {
+        /// How to start a replica's keeper.
+        keeper: HelperCommand,
+    },
+}
+
 /// The settings of a run, beyond the job.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
-    /// How to start the job's watchdog.
-    pub watchdog: HelperCommand,
+    /// Whether the replicas end with trainctl or outlive it.
+    pub supervision: Supervision,
     /// This machine's capacity.
     pub capacity: NodeCapacity,
     /// The kubelet's in-place restart back-off, also the engine's before re-creating a pod.
@@ -167,6 +185,10 @@ pub fn new_record(job: &mut TrainingJob, companions: Vec<Companion>, now: Timest
 /// Runs a job recorded in `store` from where its record stands (a server's queued, resumed or
 /// interrupted job), until it ends or `stops` asks it to; `coordinator`, when given, orders its
 /// admission among other jobs and hears of each reconcile.
+///
+/// A record owned by another process, under [`Supervision::Detached`], is taken over from a
+/// server that died: the replicas still running are adopted, those that died meanwhile have
+/// their exits applied, and processes of the job that its records do not know are killed.
 pub async fn run_recorded(
     record: JobRecord,
     store: &mut Store,
@@ -182,12 +204,18 @@ pub async fn run_recorded(
         store.set_owner(&record.uid, Some(me))?;
     }
     let logs_dir = store.logs_dir(&record.uid);
-    let watchdog = reaper
-        .start_watchdog(&settings.watchdog, &record.uid)
-        .map_err(|source| RunError::Io {
-            operation: "cannot start the watchdog",
-            source,
-        })?;
+    let watchdog = match &settings.supervision {
+        Supervision::Attached { watchdog } => Some(
+            reaper
+                .start_watchdog(watchdog, &record.uid)
+                .map_err(|source| RunError::Io {
+                    operation: "cannot start the watchdog",
+                    source,
+                })?,
+        ),
+        Supervision::Detached { .. } => None,
+    };
+    let taken_over = record.owner != Some(me);
     let mut runner = Runner {
         uid: record.uid,
         job: record.job,
@@ -211,7 +239,11 @@ pub async fn run_recorded(
         dirty: BTreeSet::new(),
         job_changed: false,
         new_events: Vec::new(),
+        adopted: false,
     };
+    if taken_over && matches!(settings.supervision, Supervision::Detached { .. }) {
+        runner.take_over(store)?;
+    }
     let end = runner.drive(store).await?;
     Ok(RunReport {
         replicas: runner.summaries(),
@@ -234,7 +266,8 @@ struct Runner<'a> {
     uid: String,
     job: TrainingJob,
     reaper: &'a Reaper,
-    watchdog: Watchdog,
+    /// The watchdog, under [`Supervision::Attached`].
+    watchdog: Option<Watchdog>,
     companions: Vec<Companion>,
     settings: &'a RunSettings,
     console: &'a Console,
@@ -261,6 +294,9 @@ struct Runner<'a> {
     job_changed: bool,
     /// Events the store has not seen yet.
     new_events: Vec<EventRecord>,
+    /// Whether replicas were taken over from a server that died: their leftovers are not this
+    /// process's descendants.
+    adopted: bool,
 }
 
 /// What woke the runner up.
@@ -536,21 +572,28 @@ impl Runner<'_> {
             return;
         };
         let now = Timestamp::now();
-        match self
-            .reaper
-            .start_replica(&prepared.launch, &self.uid, self.console)
-        {
+        let started = match &self.settings.supervision {
+            Supervision::Attached { .. } => {
+                self.reaper
+                    .start_replica(&prepared.launch, &self.uid, self.console)
+            }
+            Supervision::Detached { keeper } => {
+                self.reaper
+                    .start_kept_replica(&prepared.launch, &self.uid, keeper)
+            }
+        };
+        match started {
             Ok(started) => {
                 let generation = pod.started(started.pid, now);
-                self.watchdog.watch(started.pid, prepared.launch.grace);
-                let slot_for_task = slot.clone();
-                let (pid, exit, pump) = (started.pid, started.exit, started.pump);
+                if let Some(watchdog) = &mut self.watchdog {
+                    watchdog.watch(started.pid, prepared.launch.grace);
+                }
+                let slot = slot.clone();
+                let pid = started.pid;
                 self.exits.spawn(async move {
-                    let code = exit.await.unwrap_or(128 + Signal::SIGKILL as i32);
-                    // Let the last lines reach the terminal before the exit is reported.
-                    let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
+                    let code = started.exited().await;
                     Exit {
-                        slot: slot_for_task,
+                        slot,
                         generation,
                         pid,
                         code,
@@ -606,7 +649,9 @@ impl Runner<'_> {
     }
 
     fn on_exit(&mut self, exit: &Exit) {
-        self.watchdog.forget(exit.pid);
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.forget(exit.pid);
+        }
         let Some(pod) = self.pods.get_mut(&exit.slot) else {
             return;
         };
@@ -768,7 +813,9 @@ impl Runner<'_> {
             let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
             tokio::select! {
                 Some(Ok(exit)) = self.exits.join_next() => {
-                    self.watchdog.forget(exit.pid);
+                    if let Some(watchdog) = &mut self.watchdog {
+                        watchdog.forget(exit.pid);
+                    }
                     if let Some(pod) = self.pods.get_mut(&exit.slot)
                         && pod.running.is_some_and(|r| r.generation == exit.generation)
                     {
@@ -781,8 +828,15 @@ impl Runner<'_> {
                 _ = self.stops.recv() => self.kill_all(),
             }
         }
-        kill_strays(&self.uid, &[self.watchdog.pid()]);
-        self.watchdog.done();
+        if self.adopted {
+            kill_marked(&self.uid);
+        } else {
+            let keep: Vec<i32> = self.watchdog.iter().map(Watchdog::pid).collect();
+            kill_strays(&self.uid, &keep);
+        }
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.done();
+        }
         self.flush(store)
     }
 
@@ -810,7 +864,9 @@ impl Runner<'_> {
     /// Writes what changed since the last flush (job object, events, replica records) in one
     /// transaction, and sends the watchdog what it has not heard yet.
     fn flush(&mut self, store: &mut Store) -> Result<(), RunError> {
-        self.watchdog.flush();
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.flush();
+        }
         let replicas: Vec<ReplicaRecord> = self
             .dirty
             .iter()
@@ -866,6 +922,7 @@ impl Runner<'_> {
             port: prepared.port,
             gpus: prepared.gpus.clone(),
             restarts: self.restarts_of(slot),
+            pod_restarts: pod.map_or(0, |pod| pod.restart_count),
             exit_code: pod.and_then(|pod| pod.exit_code),
             reason: None,
             started_at: pod.and_then(|pod| pod.started_at),

@@ -7,6 +7,8 @@ use jiff::Timestamp;
 use tokio::time::Instant;
 use trainctl_engine::reconcile::{ObservedReplica, PodPhase, RestartBackoff};
 
+use crate::store::{ReplicaRecord, ReplicaState};
+
 /// A container that ran this long without trouble starts its back-off afresh (the kubelet's
 /// rule).
 const BACKOFF_RESET_AFTER: Duration = Duration::from_secs(600);
@@ -125,6 +127,28 @@ impl LocalPod {
             policy,
             backoff_step: 0,
             starts: 0,
+        }
+    }
+
+    /// A pod as a server that died left it on record, for the server that takes it over: its
+    /// phase, restarts and last exit. A running pod gets its process with [`LocalPod::started`];
+    /// one that was waiting to restart starts again now.
+    #[must_use]
+    pub fn taken_over(policy: PodRestart, record: &ReplicaRecord) -> LocalPod {
+        let phase = match record.state {
+            ReplicaState::Succeeded => PodPhase::Succeeded,
+            ReplicaState::Failed => PodPhase::Failed,
+            ReplicaState::Running => PodPhase::Running,
+            ReplicaState::Pending | ReplicaState::Stopped => PodPhase::Pending,
+        };
+        LocalPod {
+            phase,
+            restart_count: record.pod_restarts,
+            exit_code: record.exit_code,
+            started_at: record.started_at,
+            finished_at: record.finished_at,
+            restart_due: (phase == PodPhase::Running).then(Instant::now),
+            ..LocalPod::new(policy)
         }
     }
 

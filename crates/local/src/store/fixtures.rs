@@ -102,6 +102,7 @@ pub(super) fn pending_replica(
         port: Some(40_000),
         gpus: Vec::new(),
         restarts: 0,
+        pod_restarts: 0,
         exit_code: None,
         reason: None,
         started_at: None,

@@ -84,6 +84,21 @@ impl Store {
         Ok(Some(hold))
     }
 
+    /// Whether the job holds resources: it was admitted and has not given them back.
+    pub fn holds_resources(&self, uid: &str) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached("SELECT hold IS NOT NULL FROM jobs WHERE uid = ?1")
+            .and_then(|mut statement| statement.query_row([uid], |row| row.get(0)).optional())
+            .map_err(sqlite(
+                &self.path,
+                format!("read the resources of job {uid}"),
+            ))?
+            .ok_or_else(|| StoreError::NoSuchJob {
+                path: self.path.clone(),
+                uid: uid.to_owned(),
+            })
+    }
+
     /// Gives back everything a job holds.
     pub fn release(&mut self, uid: &str) -> Result<(), StoreError> {
         let changed = self
@@ -192,6 +207,21 @@ mod tests {
             Some(vec![Gpus([0].into())]),
             "only `live` holds anything"
         );
+    }
+
+    #[test]
+    fn a_job_holds_resources_from_its_reservation_to_their_release() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("job", Some(ProcessIdentity::current()));
+        insert(&mut store, &job);
+        assert!(!store.holds_resources(&job.uid).expect("read"));
+        let _ = store.reserve(&job.uid, lowest_free(1, 1)).expect("reserve");
+        assert!(store.holds_resources(&job.uid).expect("read"));
+        store.release(&job.uid).expect("release");
+        assert!(!store.holds_resources(&job.uid).expect("read"));
+        let error = store.holds_resources("nope").expect_err("unknown job");
+        assert!(matches!(error, StoreError::NoSuchJob { .. }), "{error:?}");
     }
 
     #[test]

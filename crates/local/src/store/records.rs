@@ -148,8 +148,11 @@ pub struct ReplicaRecord {
     pub port: Option<u16>,
     /// The GPUs assigned (`CUDA_VISIBLE_DEVICES`).
     pub gpus: Vec<u32>,
-    /// How many times the process was restarted in place.
+    /// How many times the process was started again, in place or in a re-created pod.
     pub restarts: i32,
+    /// How many times the current pod restarted its process in place (the kubelet's
+    /// `restartCount`, which the engine counts against `backoffLimit`).
+    pub pod_restarts: i32,
     /// The last exit code (`128 + signal` for a signal).
     pub exit_code: Option<i32>,
     /// Why the replica is in its state (`Error`, `OOMKilled`, `Stopped`...).

@@ -24,7 +24,8 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT job_uid, replica_type, idx, state, pid, pid_start_ticks, port, gpus,
-                        restarts, exit_code, reason, started_at, finished_at, log_path
+                        restarts, exit_code, reason, started_at, finished_at, log_path,
+                        pod_restarts
                  FROM replicas WHERE job_uid = ?1",
             )
             .map_err(&failed)?;
@@ -58,6 +59,7 @@ struct ReplicaRow {
     started_at: Option<String>,
     finished_at: Option<String>,
     log_path: Vec<u8>,
+    pod_restarts: i64,
 }
 
 impl ReplicaRow {
@@ -77,6 +79,7 @@ impl ReplicaRow {
             started_at: row.get(11)?,
             finished_at: row.get(12)?,
             log_path: row.get(13)?,
+            pod_restarts: row.get(14)?,
         })
     }
 
@@ -103,6 +106,7 @@ impl ReplicaRow {
                 .map_err(bad("port"))?,
             gpus: decode(&self.gpus).map_err(bad("GPUs"))?,
             restarts: narrow(self.restarts, "restarts").map_err(bad("restarts"))?,
+            pod_restarts: narrow(self.pod_restarts, "pod restarts").map_err(bad("pod restarts"))?,
             exit_code: self
                 .exit_code
                 .map(|code| narrow(code, "exit code"))
@@ -136,15 +140,15 @@ pub(super) fn upsert(
     conn.prepare_cached(
         "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
                                    port, gpus, restarts, exit_code, reason, started_at,
-                                   finished_at, log_path)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                                   finished_at, log_path, pod_restarts)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
                  state = excluded.state, pid = excluded.pid,
                  pid_start_ticks = excluded.pid_start_ticks, port = excluded.port,
                  gpus = excluded.gpus, restarts = excluded.restarts,
                  exit_code = excluded.exit_code, reason = excluded.reason,
                  started_at = excluded.started_at, finished_at = excluded.finished_at,
-                 log_path = excluded.log_path",
+                 log_path = excluded.log_path, pod_restarts = excluded.pod_restarts",
     )
     .and_then(|mut statement| {
         statement.execute(params![
@@ -162,6 +166,7 @@ pub(super) fn upsert(
             replica.started_at.map(timestamp_text),
             replica.finished_at.map(timestamp_text),
             path_bytes(&replica.log_path),
+            replica.pod_restarts,
         ])
     })
     .map_err(sqlite_for_job(
@@ -196,6 +201,7 @@ mod tests {
             pid: Some(ProcessIdentity::current()),
             gpus: vec![1, 3],
             restarts: 2,
+            pod_restarts: 1,
             exit_code: Some(137),
             reason: Some("OOMKilled".to_owned()),
             started_at: Some(started),

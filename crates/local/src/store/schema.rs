@@ -74,6 +74,12 @@ pub const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE jobs ADD COLUMN companions TEXT NOT NULL DEFAULT '[]';
     ",
+    // 3: each replica's in-place restarts of its current pod, for a server that takes the
+    // replica over after a crash.
+    "
+    ALTER TABLE replicas ADD COLUMN pod_restarts INTEGER NOT NULL DEFAULT 0
+        CHECK (pod_restarts >= 0);
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

@@ -95,6 +95,7 @@ fn replica(replica_type: ReplicaType, index: i32, state: ReplicaState) -> Replic
         port: Some(40_123 + index as u16),
         gpus: Vec::new(),
         restarts: 0,
+        pod_restarts: 0,
         exit_code: Some(0),
         reason: None,
         started_at: Some(at("2026-11-24T10:00:01Z")),

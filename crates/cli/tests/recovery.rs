@@ -1,0 +1,182 @@
+//! A server killed with `SIGKILL` and started again: the replicas outlive it, the next server
+//! adopts those still running (same pid, no restart), applies the restart policy to those that
+//! exited meanwhile, and kills processes of a job that its records do not know.
+//!
+//! Replicas are `sh` scripts driven by files in a scratch directory, so each test decides when a
+//! replica exits; tests poll for what they wait for, with a timeout.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::server::Server;
+use serde_json::Value;
+
+/// A TFJob of `workers` workers under `restart_policy`, each running `script` in `dir`.
+fn job(name: &str, workers: u32, restart_policy: &str, dir: &Path, script: &str) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: {name}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: {workers}
+      restartPolicy: {restart_policy}
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: busybox
+              workingDir: {dir}
+              command: [sh, -c, '{script}']
+",
+        dir = dir.display()
+    )
+}
+
+fn submit(server: &Server, manifest: &str) {
+    let (status, body) = server.request("POST", "/api/v1/jobs", Some(manifest));
+    assert_eq!(status, 201, "{body}");
+}
+
+fn state(view: &Value) -> &str {
+    view["state"].as_str().unwrap_or("")
+}
+
+/// The pids of the job's replicas, once every one runs.
+fn running_pids(server: &Server, name: &str, count: usize) -> Vec<i64> {
+    let view = server.wait_for(name, "running every replica", |view| {
+        let replicas = view["replicas"].as_array().map_or(&[][..], Vec::as_slice);
+        replicas.len() == count
+            && replicas
+                .iter()
+                .all(|r| r["state"] == "Running" && r["pid"].is_i64())
+    });
+    pid_list(&view)
+}
+
+fn pid_list(view: &Value) -> Vec<i64> {
+    view["replicas"]
+        .as_array()
+        .expect("replicas")
+        .iter()
+        .map(|replica| replica["pid"].as_i64().unwrap_or(0))
+        .collect()
+}
+
+fn is_alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(
+        |stat| !matches!(stat.rsplit_once(") "), Some((_, rest)) if rest.starts_with('Z')),
+    )
+}
+
+/// Waits until the process is gone (exited and reaped, or a zombie).
+fn wait_gone(pid: i64) {
+    let started = Instant::now();
+    while is_alive(pid) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{pid} still runs"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn running_replicas_outlive_a_killed_server_and_the_next_one_adopts_them() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &job(
+            "adopted",
+            2,
+            "OnFailure",
+            scratch.path(),
+            "while [ ! -e go ]; do sleep 0.05; done",
+        ),
+    );
+    let pids = running_pids(&server, "adopted", 2);
+    let (_, view) = server.job("adopted");
+    let uid = view["uid"].as_str().expect("uid").to_owned();
+    // A process of the job that no record knows: one started just before a crash.
+    let mut stray = Command::new("sleep")
+        .arg("60")
+        .env("TRAINCTL_JOB_UID", &uid)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("sleep starts");
+
+    let state_dir = server.kill();
+    for pid in &pids {
+        assert!(is_alive(*pid), "replica {pid} died with the server");
+    }
+    let server = Server::start_in(state_dir, &[]);
+
+    let status = stray.wait().expect("the stray is reaped");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "the process no record knows is killed"
+    );
+    assert_eq!(
+        running_pids(&server, "adopted", 2),
+        pids,
+        "adopted, not restarted"
+    );
+    std::fs::write(scratch.path().join("go"), "").expect("go");
+    let done = server.wait_for("adopted", "Succeeded", |view| state(view) == "Succeeded");
+    for replica in done["replicas"].as_array().expect("replicas") {
+        assert_eq!(
+            (replica["exitCode"].as_i64(), replica["restarts"].as_i64()),
+            (Some(0), Some(0)),
+            "{replica}"
+        );
+    }
+    for pid in pids {
+        wait_gone(pid);
+    }
+}
+
+#[test]
+fn replicas_that_exit_while_no_server_runs_restart_or_fail_by_their_policy() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let server = Server::start(&["--restart-backoff", "0s"]);
+    // Exits 3 on its first run, when told to; succeeds on the next.
+    let retry = "if [ -e retried ]; then exit 0; fi; touch retried; \
+                 while [ ! -e die ]; do sleep 0.05; done; exit 3";
+    submit(
+        &server,
+        &job("retry", 1, "OnFailure", scratch.path(), retry),
+    );
+    let fails = "while [ ! -e die ]; do sleep 0.05; done; exit 1";
+    submit(&server, &job("fails", 1, "Never", scratch.path(), fails));
+    let retry_pids = running_pids(&server, "retry", 1);
+    let fails_pids = running_pids(&server, "fails", 1);
+
+    let state_dir = server.kill();
+    std::fs::write(scratch.path().join("die"), "").expect("die");
+    for pid in retry_pids.iter().chain(&fails_pids) {
+        wait_gone(*pid);
+    }
+    let server = Server::start_in(state_dir, &["--restart-backoff", "0s"]);
+
+    let retried = server.wait_for("retry", "Succeeded", |view| state(view) == "Succeeded");
+    let replica = &retried["replicas"][0];
+    assert_eq!(
+        (replica["exitCode"].as_i64(), replica["restarts"].as_i64()),
+        (Some(0), Some(1)),
+        "{replica}"
+    );
+    let failed = server.wait_for("fails", "Failed", |view| state(view) == "Failed");
+    let replica = &failed["replicas"][0];
+    assert_eq!(
+        (replica["exitCode"].as_i64(), replica["restarts"].as_i64()),
+        (Some(1), Some(0)),
+        "{replica}"
+    );
+}
