@@ -234,3 +234,86 @@ fn a_non_loopback_address_is_refused_unless_allowed() {
     assert!(stderr.contains("not a loopback address"), "{stderr}");
     assert!(!state.path().join("server.json").exists());
 }
+
+#[test]
+fn the_cli_submits_suspends_resumes_and_deletes_through_the_server() {
+    let server = Server::start(&[]);
+    let state_dir = server.state_dir().to_str().expect("UTF-8 path").to_owned();
+    let manifest = server.state_dir().join("sleeper.yaml");
+    std::fs::write(&manifest, job("sleeper", 0, "sleep 60", "")).expect("write");
+    let manifest = manifest.to_str().expect("UTF-8 path");
+    let cli = |args: &[&str]| common::trainctl(&[&["--state-dir", &state_dir], args].concat());
+
+    let submitted = cli(&["submit", "-f", manifest]);
+    assert_eq!(submitted.code, Some(0), "{}", submitted.stderr);
+    assert_eq!(
+        submitted.stdout.trim(),
+        "tfjob.kubeflow.org/sleeper submitted (Queued)"
+    );
+    let again = cli(&["submit", "-f", manifest]);
+    assert_eq!(again.code, Some(1));
+    assert!(
+        again
+            .stderr
+            .contains("TFJob default/sleeper exists and has not finished; delete it first"),
+        "{}",
+        again.stderr
+    );
+    let running = server.wait_for("sleeper", "Running", |view| {
+        state(view) == "Running" && view["replicas"][0]["pid"].is_i64()
+    });
+    let pid = running["replicas"][0]["pid"].as_i64().expect("pid");
+
+    let suspended = cli(&["suspend", "tfjob", "sleeper"]);
+    assert_eq!(
+        (suspended.code, suspended.stdout.trim()),
+        (Some(0), "tfjob.kubeflow.org/sleeper suspended"),
+        "{}",
+        suspended.stderr
+    );
+    assert!(
+        !PathBuf::from(format!("/proc/{pid}")).exists(),
+        "{pid} runs"
+    );
+    let table = cli(&["get"]);
+    assert!(
+        table.stdout.contains("tfjob/sleeper   Suspended"),
+        "{}",
+        table.stdout
+    );
+
+    let resumed = cli(&["resume", "sleeper"]);
+    assert_eq!(
+        (resumed.code, resumed.stdout.trim()),
+        (Some(0), "tfjob.kubeflow.org/sleeper resumed"),
+        "{}",
+        resumed.stderr
+    );
+    let running = server.wait_for("sleeper", "running again", |view| {
+        state(view) == "Running"
+            && view["replicas"][0]["pid"]
+                .as_i64()
+                .is_some_and(|p| p != pid)
+    });
+    let pid = running["replicas"][0]["pid"].as_i64().expect("pid");
+
+    let deleted = cli(&["delete", "sleeper"]);
+    assert_eq!(
+        (deleted.code, deleted.stdout.trim()),
+        (Some(0), "tfjob.kubeflow.org/sleeper deleted"),
+        "{}",
+        deleted.stderr
+    );
+    assert!(
+        !PathBuf::from(format!("/proc/{pid}")).exists(),
+        "{pid} runs"
+    );
+    assert_eq!(server.job("sleeper").0, 404);
+    let missing = cli(&["delete", "sleeper"]);
+    assert_eq!(missing.code, Some(1));
+    assert!(
+        missing.stderr.contains("job \"sleeper\" not found"),
+        "{}",
+        missing.stderr
+    );
+}

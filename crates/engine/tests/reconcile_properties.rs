@@ -245,7 +245,7 @@ impl Cluster {
             services: self.services.clone(),
             gang: self.gang.clone(),
             waiting: if self.waiting {
-                vec![WaitingFact::Queued { ahead: 1 }]
+                vec![WaitingFact::Queued]
             } else {
                 Vec::new()
             },

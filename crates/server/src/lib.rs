@@ -61,6 +61,7 @@ pub async fn serve(
         move |source| ServeError::Io { operation, source }
     };
     let state_dir = config.state_dir.clone();
+    raise_open_files_limit();
     let supervisor = Supervisor::start(config)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -93,4 +94,20 @@ pub async fn serve(
     supervisor.shutdown().await;
     discovery::withdraw(&state_dir);
     served
+}
+
+/// Raises the soft limit of open files to the hard one: every job's run holds a database
+/// connection (three files) and each replica a log file, and a desktop's usual soft limit (1024)
+/// would cap the server at a few hundred jobs.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {error}");
+            }
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!("cannot read the open files limit: {error}"),
+    }
 }

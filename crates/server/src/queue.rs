@@ -5,11 +5,14 @@
 //! its resources; the jobs behind it wait even when they would fit, so a large job at the head
 //! is never overtaken forever by a stream of small ones (no starvation within a priority). A job
 //! leaves the queue when it is admitted, suspended, deleted or fails.
+//!
+//! Only the head is woken, when it becomes the head or when resources are given back: the jobs
+//! behind it sleep, so a queue of a thousand jobs costs nothing per admission but the next one.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::Notify;
 
 /// One waiting job.
 #[derive(Debug, Clone)]
@@ -20,22 +23,14 @@ struct Entry {
     seq: u64,
     /// When it was queued.
     since: Instant,
+    /// Woken when it may be its turn.
+    turn: Arc<Notify>,
 }
 
 /// The queue, shared by the server and every waiting run.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Queue {
     entries: Mutex<Vec<Entry>>,
-    changes: watch::Sender<u64>,
-}
-
-impl Default for Queue {
-    fn default() -> Self {
-        Queue {
-            entries: Mutex::new(Vec::new()),
-            changes: watch::Sender::new(0),
-        }
-    }
 }
 
 impl Queue {
@@ -58,10 +53,12 @@ impl Queue {
                 priority,
                 seq,
                 since: Instant::now(),
+                turn: Arc::new(Notify::new()),
             },
         );
-        drop(entries);
-        self.moved();
+        if at == 0 {
+            wake_head(&entries);
+        }
     }
 
     /// How many jobs wait.
@@ -74,9 +71,17 @@ impl Queue {
         self.len() == 0
     }
 
-    /// Tells the waiting jobs that resources were given back: the head tries again.
+    /// Tells the head that resources were given back: it tries again.
     pub fn moved(&self) {
-        self.changes.send_modify(|version| *version += 1);
+        wake_head(&self.lock());
+    }
+
+    /// What wakes the job `uid` when it may be its turn; `None` when it is not queued.
+    pub fn turn(&self, uid: &str) -> Option<Arc<Notify>> {
+        self.lock()
+            .iter()
+            .find(|entry| entry.uid == uid)
+            .map(|entry| Arc::clone(&entry.turn))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
@@ -100,14 +105,17 @@ impl Queue {
         let mut entries = self.lock();
         let at = entries.iter().position(|entry| entry.uid == uid)?;
         let entry = entries.remove(at);
-        drop(entries);
-        self.moved();
+        if at == 0 {
+            wake_head(&entries);
+        }
         Some(entry.since.elapsed())
     }
+}
 
-    /// Changes whenever the queue moves or resources are given back.
-    pub fn changes(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
+/// Wakes the job at the head, if any (a wake-up it is not waiting for yet is kept for it).
+fn wake_head(entries: &[Entry]) {
+    if let Some(head) = entries.first() {
+        head.turn.notify_one();
     }
 }
 
@@ -140,18 +148,47 @@ mod tests {
         );
     }
 
+    /// Whether `turn` was woken (consuming the wake-up).
+    fn woken(turn: &Notify) -> bool {
+        use std::future::Future as _;
+        let notified = std::pin::pin!(turn.notified());
+        let waker = std::task::Waker::noop();
+        notified
+            .poll(&mut std::task::Context::from_waker(waker))
+            .is_ready()
+    }
+
     #[test]
-    fn leaving_moves_the_rest_up_and_announces_it() {
+    fn leaving_moves_the_rest_up_and_wakes_only_the_new_head() {
         let queue = Queue::default();
         queue.push("a", 0, 1);
         queue.push("b", 0, 2);
-        let mut changes = queue.changes();
-        changes.mark_unchanged();
+        queue.push("c", 0, 3);
+        let [a, b, c] = ["a", "b", "c"].map(|uid| queue.turn(uid).expect("queued"));
+        assert!(woken(&a), "the first job is the head at once");
         assert!(queue.leave("a").is_some());
         assert!(queue.leave("a").is_none());
-        assert!(changes.has_changed().expect("sender alive"));
+        assert!(woken(&b), "b is the head now");
+        assert!(!woken(&c), "c still waits behind b");
         assert_eq!(queue.position("b"), Some(0));
-        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.len(), 2);
+        queue.moved();
+        assert!(
+            woken(&b) && !woken(&c),
+            "resources given back: the head tries again"
+        );
+        assert!(queue.turn("a").is_none());
+    }
+
+    #[test]
+    fn a_job_of_higher_priority_that_takes_the_head_is_woken() {
+        let queue = Queue::default();
+        queue.push("low", 0, 1);
+        let low = queue.turn("low").expect("queued");
+        assert!(woken(&low));
+        queue.push("high", 10, 2);
+        assert!(woken(&queue.turn("high").expect("queued")));
+        assert!(!woken(&low));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{Notify, mpsc, watch};
 use trainctl_api::validation::Severity;
 use trainctl_api::{JobConditionType, JobKind, TrainingJob};
 use trainctl_engine::reconcile::{Observed, Transition, reconcile};
@@ -519,8 +519,8 @@ impl Coordinator for Supervisor {
         }
     }
 
-    fn changes(&self) -> watch::Receiver<u64> {
-        self.queue.changes()
+    fn turn(&self, uid: &str) -> Option<Arc<Notify>> {
+        self.queue.turn(uid)
     }
 
     fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration) {

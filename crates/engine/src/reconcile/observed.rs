@@ -180,11 +180,9 @@ pub struct Shortfall {
 pub enum WaitingFact {
     /// The node has too little of some resources for the whole job (gang admission).
     InsufficientResources(Vec<Shortfall>),
-    /// Other jobs are ahead in the admission queue.
-    Queued {
-        /// How many jobs are ahead.
-        ahead: u32,
-    },
+    /// Other jobs are ahead in the admission queue. How many is not part of the fact: it changes
+    /// with every job admitted, and the job's status would be rewritten each time.
+    Queued,
 }
 
 /// How long the engine waits before re-creating a failed replica, growing with each restart

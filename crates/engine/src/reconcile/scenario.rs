@@ -141,9 +141,6 @@ pub(crate) fn observed(text: &str, job: &TrainingJob) -> Observed {
                         free: free.parse().expect("a count"),
                     }]));
             }
-            Some(("queued", ahead)) => observed.waiting.push(WaitingFact::Queued {
-                ahead: ahead.parse().expect("a count"),
-            }),
             Some(("retired", n)) => observed.retired_restarts = n.parse().expect("a count"),
             Some(("backoff", initial)) => {
                 observed.restart_backoff = RestartBackoff {
@@ -155,6 +152,7 @@ pub(crate) fn observed(text: &str, job: &TrainingJob) -> Observed {
             }
             _ => match first {
                 "nothing" => {}
+                "queued" => observed.waiting.push(WaitingFact::Queued),
                 "no" => services = false,
                 "services" => every_service = true,
                 "all" => {

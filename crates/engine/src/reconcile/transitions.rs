@@ -316,8 +316,8 @@ transitions! {
         spec: "§5 [fix]",
         job: "XGBoostJob Master=1 Worker=1",
         before: "Created",
-        observed: "queued=3",
-        plan: "Created: XGBoostJobCreated \"XGBoostJob mnist is created. Pending: queued behind 3 jobs.\"; create services master-0, worker-0; events Normal XGBoostJobPending",
+        observed: "queued",
+        plan: "Created: XGBoostJobCreated \"XGBoostJob mnist is created. Pending: queued behind other jobs.\"; create services master-0, worker-0; events Normal XGBoostJobPending",
     }
     volcano_gang_creates_pods_once_admitted {
         spec: "§3",

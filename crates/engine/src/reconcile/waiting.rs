@@ -84,8 +84,7 @@ fn fact(fact: &WaitingFact) -> String {
             }
             words
         }
-        WaitingFact::Queued { ahead: 1 } => "queued behind 1 job".to_owned(),
-        WaitingFact::Queued { ahead } => format!("queued behind {ahead} jobs"),
+        WaitingFact::Queued => "queued behind other jobs".to_owned(),
     }
 }
 
@@ -163,10 +162,7 @@ mod tests {
             shortfall(Resource::MemoryBytes, 16 << 30, 3 << 29),
             "waiting for 16Gi memory, 1.5Gi free"
         );
-        assert_eq!(
-            fact(&WaitingFact::Queued { ahead: 3 }),
-            "queued behind 3 jobs"
-        );
+        assert_eq!(fact(&WaitingFact::Queued), "queued behind other jobs");
         let both = WaitingFact::InsufficientResources(vec![
             Shortfall {
                 resource: Resource::Gpu,

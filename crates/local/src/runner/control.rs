@@ -1,11 +1,12 @@
 //! What steers a run from outside: requests to stop it, and the queue that orders admission
 //! among a server's jobs.
 
-use nix::sys::signal::Signal;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::signal::unix::{SignalKind, signal};
 
-use tokio::sync::{mpsc, watch};
+use nix::sys::signal::Signal;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::{Notify, mpsc};
 use trainctl_api::TrainingJob;
 use trainctl_engine::reconcile::Transition;
 
@@ -80,8 +81,9 @@ pub trait Coordinator: Send + Sync {
     /// The job `uid` took its resources: it leaves the queue.
     fn leave(&self, uid: &str);
 
-    /// Changes whenever the queue moves or resources are given back.
-    fn changes(&self) -> watch::Receiver<u64>;
+    /// What wakes the job `uid` when it may be its turn (it reached the head of the queue, or
+    /// resources were given back); `None` when it does not wait in a queue.
+    fn turn(&self, uid: &str) -> Option<Arc<Notify>>;
 
     /// A reconcile of `job` took `took` and made these transitions.
     fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration);

@@ -20,7 +20,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use nix::sys::signal::Signal;
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use trainctl_api::manifest::Companion;
@@ -321,7 +321,9 @@ impl Runner<'_> {
                 return Ok(RunEnd::Failed);
             }
         };
-        let mut queue = self.coordinator.map(Coordinator::changes);
+        let turn = self
+            .coordinator
+            .and_then(|coordinator| coordinator.turn(&self.uid));
         let mut immediate = 0;
         loop {
             if !self.admitted && !self.job.run_policy().is_suspended() {
@@ -329,7 +331,7 @@ impl Runner<'_> {
                     .coordinator
                     .map_or(0, |coordinator| coordinator.ahead(&self.uid));
                 if ahead > 0 {
-                    self.waiting = vec![WaitingFact::Queued { ahead }];
+                    self.waiting = vec![WaitingFact::Queued];
                 } else {
                     match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
                         Attempt::Admitted(allocation) => {
@@ -372,11 +374,11 @@ impl Runner<'_> {
             immediate = 0;
             self.flush(store)?;
             let timer = self.next_timer();
-            let waits_in_queue = !self.admitted && queue.is_some();
+            let waits_in_queue = !self.admitted && turn.is_some();
             let wake = tokio::select! {
                 Some(Ok(exit)) = self.exits.join_next() => Wake::Exit(exit),
                 () = sleep_until(timer) => Wake::Timer,
-                Some(()) = queue_moved(&mut queue), if waits_in_queue => Wake::Queue,
+                () = my_turn(turn.as_deref()), if waits_in_queue => Wake::Queue,
                 request = self.stops.recv() => Wake::Stop(request),
             };
             match wake {
@@ -943,11 +945,11 @@ fn condition(type_: JobConditionType, reason: &str, message: &str, now: &Time) -
     }
 }
 
-/// Resolves when the admission queue moved; `None` when there is no queue or it is gone.
-async fn queue_moved(queue: &mut Option<watch::Receiver<u64>>) -> Option<()> {
-    match queue {
-        Some(changes) => changes.changed().await.ok(),
-        None => None,
+/// Resolves when it may be the job's turn in the admission queue; never without a queue.
+async fn my_turn(turn: Option<&Notify>) {
+    match turn {
+        Some(turn) => turn.notified().await,
+        None => std::future::pending().await,
     }
 }
 
