@@ -23,7 +23,11 @@ pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         .context("KIND")?;
     let store = Store::open(&state_dir(state)?)?;
     let namespace = (!args.all_namespaces).then_some(args.namespace.as_str());
-    let mut records = store.jobs(namespace, kind)?;
+    let mut records = match (namespace, &args.name) {
+        // One job: looked up by its key, not found among all.
+        (Some(namespace), Some(name)) => store.job(namespace, kind, name)?,
+        _ => store.jobs(namespace, kind)?,
+    };
     if let Some(name) = &args.name {
         records.retain(|record| &record.name == name);
         if records.is_empty() {
