@@ -21,7 +21,7 @@ use std::fmt::Debug;
 
 use futures_util::StreamExt as _;
 use futures_util::stream;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt as _};
 use serde::Serialize;
@@ -33,7 +33,7 @@ use trainctl_engine::reconcile::{Deletion, JobEvent};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
 use crate::FIELD_MANAGER;
-use crate::context::Context;
+use crate::context::{Context, child_reference};
 use crate::error::Error;
 use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
 
@@ -48,10 +48,7 @@ pub async fn apply(
     plan: &Plan,
 ) -> Result<(), Error> {
     let run = Run::new(ctx, job);
-    let deleted = run.delete(&plan.delete_services, &plan.delete_pods).await;
-    if let Err(error) = deleted {
-        return Err(error);
-    }
+    run.delete(&plan.delete_services, &plan.delete_pods).await?;
     if plan.retired_restarts != observed.retired_restarts {
         run.persist_ledger(plan.retired_restarts).await?;
     }
@@ -59,8 +56,9 @@ pub async fn apply(
     if let Some(status) = &plan.status {
         write_status(ctx, job.kind(), job.namespace(), job.name(), status).await?;
     }
+    let regarding = job::object_reference(job);
     for event in &plan.events {
-        ctx.publish(job, event, "Reconcile").await;
+        ctx.publish(&regarding, event, "Reconcile", None).await;
     }
     if plan.delete_job {
         run.delete_job().await?;
@@ -75,6 +73,8 @@ struct Run<'a> {
     pods: Api<Pod>,
     services: Api<Service>,
     jobs: Api<DynamicObject>,
+    /// The job, as events refer to it.
+    regarding: ObjectReference,
 }
 
 /// The outcome of one object's creation or deletion, by name.
@@ -90,6 +90,7 @@ impl<'a> Run<'a> {
             pods: Api::namespaced(client.clone(), namespace),
             services: Api::namespaced(client.clone(), namespace),
             jobs: Api::namespaced_with(client, namespace, &job::api_resource(job.kind())),
+            regarding: job::object_reference(job),
         }
     }
 
@@ -113,7 +114,10 @@ impl<'a> Run<'a> {
                     Err(error) if kind == "Pod" => JobEvent::pod_delete_failed(&error.to_string()),
                     Err(error) => JobEvent::service_delete_failed(&error.to_string()),
                 };
-                self.ctx.publish(self.job, &event, "Delete").await;
+                let related = child_reference(self.job, kind, &name);
+                self.ctx
+                    .publish(&self.regarding, &event, "Delete", Some(related))
+                    .await;
                 if let Err(source) = outcome {
                     first_error.get_or_insert(Error::Delete { kind, name, source });
                 }
@@ -162,7 +166,10 @@ impl<'a> Run<'a> {
                     Err(error) if kind == "Pod" => JobEvent::pod_create_failed(&error.to_string()),
                     Err(error) => JobEvent::service_create_failed(&error.to_string()),
                 };
-                self.ctx.publish(self.job, &event, "Create").await;
+                let related = child_reference(self.job, kind, &name);
+                self.ctx
+                    .publish(&self.regarding, &event, "Create", Some(related))
+                    .await;
                 if let Err(source) = outcome {
                     first_error.get_or_insert(Error::Apply { kind, name, source });
                 }
@@ -229,8 +236,9 @@ impl<'a> Run<'a> {
                 });
             }
         }
+        let event = JobEvent::job_deleted(self.job.name());
         self.ctx
-            .publish(self.job, &JobEvent::job_deleted(self.job.name()), "Delete")
+            .publish(&self.regarding, &event, "Delete", None)
             .await;
         Ok(())
     }

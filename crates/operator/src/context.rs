@@ -7,8 +7,6 @@ use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 use trainctl_engine::reconcile::JobEvent;
 
-use crate::job;
-
 /// The client, the event recorder and the operator's settings for the objects it builds.
 #[derive(Clone)]
 pub struct Context {
@@ -18,6 +16,8 @@ pub struct Context {
     pub recorder: Recorder,
     /// How pods and services are built: the same options `trainctl render` takes.
     pub build: BuildOptions,
+    /// Who reports the events.
+    pub reporter: Reporter,
 }
 
 impl Context {
@@ -29,33 +29,48 @@ impl Context {
             instance: None,
         };
         Context {
-            recorder: Recorder::new(client.clone(), reporter),
+            recorder: Recorder::new(client.clone(), reporter.clone()),
             client,
             build,
+            reporter,
         }
     }
 
-    /// Records an event about `job`. An event that cannot be written is logged, not retried:
-    /// events are for people, and the reconcile goes on without them.
-    pub async fn publish(&self, job: &TrainingJob, event: &JobEvent, action: &str) {
-        self.publish_about(&job::object_reference(job), event, action)
-            .await;
-    }
-
-    /// Records an event about the object `regarding` (a job that could not even be read).
-    pub async fn publish_about(&self, regarding: &ObjectReference, event: &JobEvent, action: &str) {
+    /// Records an event about a job (`regarding`), done to `related` (a pod or service) if
+    /// given. An event that cannot be written is logged, not retried: events are for people,
+    /// and the reconcile goes on without them.
+    ///
+    /// kube's recorder folds events of the same reason about the same objects into one series
+    /// and keeps the first note: right for repeats about one child, wrong for events whose notes
+    /// differ (`ExitedWithCode` for two pods). Events about a child therefore name it as
+    /// `related`, and the others go through a recorder of their own, without a series.
+    pub async fn publish(
+        &self,
+        regarding: &ObjectReference,
+        event: &JobEvent,
+        action: &str,
+        related: Option<ObjectReference>,
+    ) {
         let type_ = match event.type_ {
             trainctl_engine::reconcile::EventType::Normal => EventType::Normal,
             trainctl_engine::reconcile::EventType::Warning => EventType::Warning,
         };
+        let series = related.is_some();
         let event_ = Event {
             type_,
             reason: event.reason.clone(),
             note: Some(event.message.clone()),
             action: action.to_owned(),
-            secondary: None,
+            secondary: related,
         };
-        if let Err(error) = self.recorder.publish(&event_, regarding).await {
+        let published = if series {
+            self.recorder.publish(&event_, regarding).await
+        } else {
+            Recorder::new(self.client.clone(), self.reporter.clone())
+                .publish(&event_, regarding)
+                .await
+        };
+        if let Err(error) = published {
             tracing::warn!(
                 job = regarding.name.as_deref().unwrap_or_default(),
                 reason = %event.reason,
@@ -63,5 +78,17 @@ impl Context {
                 "cannot record event"
             );
         }
+    }
+}
+
+/// A reference to a job's child, for [`Context::publish`]'s `related`.
+#[must_use]
+pub fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("v1".to_owned()),
+        kind: Some(kind.to_owned()),
+        name: Some(name.to_owned()),
+        namespace: Some(job.namespace().to_owned()),
+        ..ObjectReference::default()
     }
 }

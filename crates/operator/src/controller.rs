@@ -70,6 +70,10 @@ async fn controller(kind: JobKind, ctx: Arc<Context>, namespace: Option<&str>) {
 
 /// Retries a failed reconcile after [`RETRY_AFTER`].
 #[must_use]
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "the signature kube-runtime's Controller::run asks for"
+)]
 pub fn error_policy(object: Arc<DynamicObject>, error: &Error, _ctx: Arc<Context>) -> Action {
     tracing::warn!(
         job = %object.name_any(),
@@ -166,7 +170,7 @@ async fn refuse(
         apply::write_status(ctx, kind, &namespace, &name, &status).await?;
         let event = JobEvent::new(EventType::Warning, validate::refused_reason(kind), message);
         let regarding = object.object_ref(&job::api_resource(kind));
-        ctx.publish_about(&regarding, &event, "Validate").await;
+        ctx.publish(&regarding, &event, "Validate", None).await;
     }
     Ok(Action::await_change())
 }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 use trainctl_api::TrainingJob;
-use trainctl_engine::{BuildOptions, build_objects};
+use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
 use crate::context::Context;
 
@@ -24,14 +24,27 @@ pub(crate) fn job(yaml: &str) -> TrainingJob {
     manifests.jobs.into_iter().next().expect("one job").job
 }
 
-/// The job as the API server sends it.
-pub(crate) fn dynamic(job: &TrainingJob) -> DynamicObject {
-    serde_json::from_value(serde_json::to_value(job).expect("serializes")).expect("an object")
+/// A manifest as the API server sends it: not defaulted (there is no webhook).
+pub(crate) fn object(yaml: &str) -> DynamicObject {
+    let value: Value = serde_saphyr::from_str(yaml).expect("YAML");
+    serde_json::from_value(value).expect("an object")
 }
 
-/// The options `trainctl render` uses without flags.
+/// `object` with `status` recorded.
+pub(crate) fn with_status(mut object: DynamicObject, status: Value) -> DynamicObject {
+    object.data["status"] = status;
+    object
+}
+
+/// The options `trainctl render` uses without flags (as `commands/render.rs` builds them).
 pub(crate) fn render_options() -> BuildOptions {
-    BuildOptions::default()
+    BuildOptions {
+        addressing: Addressing::Cluster {
+            cluster_domain: None,
+        },
+        gang_scheduler: None,
+        ..BuildOptions::default()
+    }
 }
 
 /// The pod named `name` that the engine builds for `job` (labels and owner reference included).
