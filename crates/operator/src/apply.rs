@@ -4,7 +4,8 @@
 //!
 //! 1. **delete** the planned pods and services (a pod already gone is deleted);
 //! 2. persist the **restart ledger** the plan moved those pods' restarts into — only once every
-//!    deletion was issued: a deletion that failed is planned, and counted, again;
+//!    deletion was issued: a deletion that failed is planned, and counted, again; then ensure
+//!    or delete the gang's PodGroup;
 //! 3. **create** the missing services, then pods: server-side apply (field manager
 //!    [`FIELD_MANAGER`], forced) of exactly the objects `trainctl render` prints, a bounded
 //!    number at a time; an MPIJob's ConfigMap and launcher RBAC come first;
@@ -29,12 +30,13 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use trainctl_engine::objects::{JobObjects, build_objects};
-use trainctl_engine::reconcile::{Deletion, JobEvent};
+use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
 use crate::FIELD_MANAGER;
 use crate::context::{Context, child_reference};
 use crate::error::Error;
+use crate::gang;
 use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
 
 /// How many creations (or deletions) of one job are in flight at once.
@@ -51,6 +53,13 @@ pub async fn apply(
     run.delete(&plan.delete_services, &plan.delete_pods).await?;
     if plan.retired_restarts != observed.retired_restarts {
         run.persist_ledger(plan.retired_restarts).await?;
+    }
+    if let Some(gang) = &observed.gang {
+        match plan.pod_group {
+            Some(PodGroupAction::Ensure) => gang::ensure(ctx, job, &gang.scheduler).await?,
+            Some(PodGroupAction::Delete) => gang::delete(ctx, job, &gang.scheduler).await?,
+            None => {}
+        }
     }
     let created = run.create(&plan.create_services, &plan.create_pods).await;
     if let Some(status) = &plan.status {
@@ -270,7 +279,8 @@ pub async fn write_status(
 }
 
 /// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
-fn apply_params() -> PatchParams {
+#[must_use]
+pub fn apply_params() -> PatchParams {
     PatchParams::apply(FIELD_MANAGER).force()
 }
 

@@ -15,11 +15,11 @@ use kube::runtime::watcher;
 use kube::{Resource as _, ResourceExt as _};
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use trainctl_engine::naming::{self, OPERATOR_NAME_LABEL};
-use trainctl_engine::reconcile::{EventType, JobEvent};
+use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang};
 
 use crate::context::Context;
 use crate::error::Error;
-use crate::{apply, job, observe, validate};
+use crate::{apply, gang, job, observe, validate};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
 pub const RETRY_AFTER: Duration = Duration::from_secs(5);
@@ -51,9 +51,19 @@ async fn controller(kind: JobKind, ctx: Arc<Context>, namespace: Option<&str>) {
     // Only this kind's children are cached, not every pod of the cluster.
     let children = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
-    Controller::new_with(jobs, watcher::Config::default(), resource)
+    let mut controller = Controller::new_with(jobs, watcher::Config::default(), resource)
         .owns(pods, children.clone())
-        .owns(services, children)
+        .owns(services, children);
+    if let Some(scheduler) = ctx.build.gang_scheduler() {
+        // Volcano admitting the gang (its PodGroup leaving `Pending`) is what lets pods be created.
+        let resource = gang::pod_group_resource(&scheduler);
+        let pod_groups: Api<DynamicObject> = match namespace {
+            Some(namespace) => Api::namespaced_with(ctx.client.clone(), namespace, &resource),
+            None => Api::all_with(ctx.client.clone(), &resource),
+        };
+        controller = controller.owns_with(pod_groups, resource, watcher::Config::default());
+    }
+    controller
         .run(
             move |object, ctx| reconcile(kind, object, ctx),
             error_policy,
@@ -113,7 +123,14 @@ pub async fn reconcile_at(
         return refuse(kind, object, ctx, &why, now).await;
     }
     let (pods, services) = fetch(ctx, &job).await?;
-    let observed = observe::observe(&job, &pods, &services, job::retired_restarts(&job));
+    let mut observed = observe::observe(&job, &pods, &services, job::retired_restarts(&job));
+    if let Some(scheduler) = ctx.build.gang_scheduler() {
+        let pod_group = gang::observe(ctx, &job, &scheduler).await?;
+        observed.gang = Some(ObservedGang {
+            scheduler,
+            pod_group,
+        });
+    }
     let plan = trainctl_engine::reconcile(&job, &observed, now);
     tracing::debug!(?plan, "planned");
     apply::apply(ctx, &job, &observed, &plan).await?;

@@ -22,6 +22,15 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    /// Reading the job's PodGroup failed.
+    #[error("reading the PodGroup of {job}: {source}")]
+    GetPodGroup {
+        /// `namespace/name` of the job.
+        job: String,
+        /// What the API server said.
+        #[source]
+        source: kube::Error,
+    },
     /// Applying (creating) an object of the job failed.
     #[error("applying {kind} {name}: {source}")]
     Apply {
@@ -33,10 +42,10 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
-    /// Deleting a pod or service of the job failed.
+    /// Deleting a pod, service or PodGroup of the job failed.
     #[error("deleting {kind} {name}: {source}")]
     Delete {
-        /// `Pod` or `Service`.
+        /// `Pod`, `Service` or `PodGroup`.
         kind: &'static str,
         /// The object's name.
         name: String,
@@ -80,6 +89,7 @@ impl Error {
         match self {
             Error::ListPods { .. } => "list_pods",
             Error::ListServices { .. } => "list_services",
+            Error::GetPodGroup { .. } => "get_pod_group",
             Error::Apply { .. } => "apply",
             Error::Delete { .. } => "delete",
             Error::PatchStatus { .. } => "patch_status",

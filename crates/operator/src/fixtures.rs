@@ -98,9 +98,16 @@ impl Sent {
 
 /// A context whose client talks to the returned mock API server.
 pub(crate) fn context() -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
+    context_with(render_options())
+}
+
+/// [`context`] building objects with `options`.
+pub(crate) fn context_with(
+    options: BuildOptions,
+) -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
     let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
     let client = Client::new(service, "default");
-    (Arc::new(Context::new(client, render_options())), handle)
+    (Arc::new(Context::new(client, options)), handle)
 }
 
 /// An answer: the HTTP status and the JSON body.

@@ -5,7 +5,8 @@
 //!
 //! 1. **read and validate** the job, defaulted; one that cannot be read or is invalid fails
 //!    with the reason, and nothing is created for it — [`job`], [`validate`] (pure);
-//! 2. **fetch** the job's Pods and Services (a label-selected list) — [`controller`];
+//! 2. **fetch** the job's Pods and Services (a label-selected list) and, under gang
+//!    scheduling, its PodGroup — [`controller`], [`gang`];
 //! 3. **observe**: translate the Pods and Services into the engine's [`Observed`] —
 //!    [`observe`] (pure);
 //! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
@@ -22,6 +23,7 @@ pub mod apply;
 pub mod context;
 pub mod controller;
 pub mod error;
+pub mod gang;
 pub mod job;
 pub mod observe;
 pub mod validate;

@@ -14,8 +14,8 @@ use trainctl_engine::build_objects;
 
 use crate::error::Error;
 use crate::fixtures::{
-    Answer, Sent, cluster, context, finish, in_phase, job, object, owned_pod, owned_service,
-    render_options, serve, status_body, with_status,
+    Answer, Sent, cluster, context, context_with, finish, in_phase, job, object, owned_pod,
+    owned_service, render_options, serve, status_body, with_status,
 };
 use crate::reconcile_at;
 
@@ -678,4 +678,80 @@ async fn failed_reconcile_is_retried_soon() {
     assert_eq!(error.metric_label(), "patch_status");
     let action = crate::controller::error_policy(std::sync::Arc::new(object(TF_JOB)), &error, ctx);
     assert_eq!(action, Action::requeue(crate::controller::RETRY_AFTER));
+}
+
+/// One reconcile of the new [`TF_JOB`] under volcano, whose PodGroup is in `phase` (`None`: absent).
+async fn reconcile_under_volcano(phase: Option<&'static str>) -> (Action, Vec<Sent>) {
+    let job = job(TF_JOB);
+    let mut answer = cluster(&job, vec![], vec![]);
+    let answer = move |sent: &Sent| match phase {
+        Some(phase)
+            if sent.method == Method::GET
+                && sent.path()
+                    == "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/mnist" =>
+        {
+            (
+                StatusCode::OK,
+                json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                       "metadata": {"name": "mnist", "namespace": "ml"},
+                       "status": {"phase": phase}}),
+            )
+        }
+        _ => answer(sent),
+    };
+    let options = trainctl_engine::BuildOptions {
+        gang_scheduler: Some("volcano".to_owned()),
+        ..render_options()
+    };
+    let (ctx, handle) = context_with(options);
+    let server = serve(handle, answer);
+    let outcome = reconcile_at(JobKind::TFJob, &object(TF_JOB), &ctx, now()).await;
+    let (sent, _) = finish(ctx, server).await;
+    (outcome.expect("reconciled"), sent)
+}
+
+#[tokio::test]
+async fn volcano_pods_wait_until_the_pod_group_is_admitted() {
+    let (action, sent) = reconcile_under_volcano(None).await;
+    assert_eq!(action, Action::await_change());
+    assert_lists(&sent);
+    assert_eq!(sent[2].method, Method::GET);
+    assert_eq!(
+        sent[2].uri,
+        "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/mnist"
+    );
+    assert_eq!(sent[3].method, Method::PATCH);
+    assert_eq!(
+        sent[3].uri,
+        format!("/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/mnist{APPLY}")
+    );
+    assert_eq!(sent[3].body["spec"]["minMember"], 3);
+    assert_eq!(
+        sent[3].body["metadata"]["ownerReferences"][0]["uid"],
+        "job-uid"
+    );
+    assert!(
+        applied(&sent, "pods").is_empty(),
+        "no pods before admission"
+    );
+    assert_eq!(names(&applied(&sent, "services")), SLOTS);
+    let status = applied_status(&sent).expect("a status");
+    assert_eq!(
+        status["conditions"][0]["message"],
+        "TFJob mnist is created. Pending: waiting for PodGroup mnist to be created."
+    );
+}
+
+#[tokio::test]
+async fn volcano_pods_are_created_once_the_pod_group_is_inqueue() {
+    let (_, sent) = reconcile_under_volcano(Some("Inqueue")).await;
+    let pods = applied(&sent, "pods");
+    assert_eq!(names(&pods), SLOTS);
+    for (_, pod) in pods {
+        assert_eq!(pod["spec"]["schedulerName"], "volcano");
+        assert_eq!(
+            pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"],
+            "mnist"
+        );
+    }
 }
