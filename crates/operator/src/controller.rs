@@ -119,10 +119,16 @@ pub async fn reconcile_at(
         Ok(job) => job,
         Err(why) => return refuse(kind, object, ctx, &why, now).await,
     };
+    if job.run_policy().is_managed_elsewhere() {
+        // MultiKueue owns the job: not even a refusal is ours to write.
+        return Ok(Action::await_change());
+    }
     if let Some(why) = validate::errors(&job) {
         return refuse(kind, object, ctx, &why, now).await;
     }
     let (pods, services) = fetch(ctx, &job).await?;
+    // No restart back-off of our own (`Observed::restart_backoff` stays `NONE`), as upstream:
+    // the kubelet backs off in-place restarts, and re-created pods start at once.
     let mut observed = observe::observe(&job, &pods, &services, job::retired_restarts(&job));
     if let Some(scheduler) = ctx.build.gang_scheduler() {
         let pod_group = gang::observe(ctx, &job, &scheduler).await?;

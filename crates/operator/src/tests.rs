@@ -755,3 +755,18 @@ async fn volcano_pods_are_created_once_the_pod_group_is_inqueue() {
         );
     }
 }
+
+#[tokio::test]
+async fn job_managed_by_multikueue_is_left_alone() {
+    let manifest = TF_JOB.replace(
+        "spec:\n  tfReplicaSpecs:",
+        "spec:\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n  tfReplicaSpecs:",
+    );
+    let (outcome, sent, events) =
+        reconcile_against(&object(&manifest), cluster(&job(&manifest), vec![], vec![])).await;
+    assert_eq!(outcome.expect("reconciled"), Action::await_change());
+    assert!(
+        sent.is_empty() && events.is_empty(),
+        "{sent:#?} {events:#?}"
+    );
+}
