@@ -1,0 +1,336 @@
+//! Apply: executing the engine's [`Plan`] against the API server.
+//!
+//! In this order, so that a failure part-way leaves nothing counted twice:
+//!
+//! 1. **delete** the planned pods and services (a pod already gone is deleted);
+//! 2. persist the **restart ledger** the plan moved those pods' restarts into — only once every
+//!    deletion was issued: a deletion that failed is planned, and counted, again; then ensure
+//!    or delete the gang's PodGroup;
+//! 3. **create** the missing services, then pods: server-side apply (field manager
+//!    [`FIELD_MANAGER`], forced) of exactly the objects `trainctl render` prints, a bounded
+//!    number at a time; an MPIJob's ConfigMap and launcher RBAC come first;
+//! 4. write the **status** (server-side apply of the status subresource: fields the engine no
+//!    longer sets, such as a count that fell to zero, are removed);
+//! 5. record the **events**, those of the plan and one per creation and deletion;
+//! 6. **delete the job** when its TTL after finishing ran out.
+//!
+//! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
+//! plan); it is returned afterwards so that the controller retries.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use futures_util::StreamExt as _;
+use futures_util::stream;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Resource, ResourceExt as _};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use trainctl_api::{JobKind, JobStatus, TrainingJob};
+use trainctl_engine::objects::{JobObjects, build_objects};
+use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
+use trainctl_engine::{Observed, Plan, ReplicaSlot};
+
+use crate::FIELD_MANAGER;
+use crate::context::{Context, child_reference};
+use crate::error::Error;
+use crate::gang;
+use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
+
+/// How many creations (or deletions) of one job are in flight at once.
+pub const PARALLELISM: usize = 16;
+
+/// Executes `plan` for `job`, whose pods and services were `observed`.
+pub async fn apply(
+    ctx: &Context,
+    job: &TrainingJob,
+    observed: &Observed,
+    plan: &Plan,
+) -> Result<(), Error> {
+    let run = Run::new(ctx, job);
+    run.delete(&plan.delete_services, &plan.delete_pods).await?;
+    if plan.retired_restarts != observed.retired_restarts {
+        run.persist_ledger(plan.retired_restarts).await?;
+    }
+    if let Some(gang) = &observed.gang {
+        match plan.pod_group {
+            Some(PodGroupAction::Ensure) => gang::ensure(ctx, job, &gang.scheduler).await?,
+            Some(PodGroupAction::Delete) => gang::delete(ctx, job, &gang.scheduler).await?,
+            None => {}
+        }
+    }
+    let created = run.create(&plan.create_services, &plan.create_pods).await;
+    if let Some(status) = &plan.status {
+        write_status(ctx, job.kind(), job.namespace(), job.name(), status).await?;
+    }
+    let regarding = job::object_reference(job);
+    for event in &plan.events {
+        ctx.publish(&regarding, event, "Reconcile", None).await;
+    }
+    if plan.delete_job {
+        run.delete_job().await?;
+    }
+    created
+}
+
+/// One job's plan being applied.
+struct Run<'a> {
+    ctx: &'a Context,
+    job: &'a TrainingJob,
+    pods: Api<Pod>,
+    services: Api<Service>,
+    jobs: Api<DynamicObject>,
+    /// The job, as events refer to it.
+    regarding: ObjectReference,
+}
+
+/// The outcome of one object's creation or deletion, by name.
+type Outcomes = Vec<(String, Result<(), kube::Error>)>;
+
+impl<'a> Run<'a> {
+    fn new(ctx: &'a Context, job: &'a TrainingJob) -> Self {
+        let namespace = job.namespace();
+        let client = ctx.client.clone();
+        Run {
+            ctx,
+            job,
+            pods: Api::namespaced(client.clone(), namespace),
+            services: Api::namespaced(client.clone(), namespace),
+            jobs: Api::namespaced_with(client, namespace, &job::api_resource(job.kind())),
+            regarding: job::object_reference(job),
+        }
+    }
+
+    fn names(&self, deletions: &[Deletion]) -> Vec<String> {
+        deletions
+            .iter()
+            .map(|deletion| deletion.slot.name(self.job.name()))
+            .collect()
+    }
+
+    /// Deletes the services and pods; the first failure, once every deletion was tried.
+    async fn delete(&self, services: &[Deletion], pods: &[Deletion]) -> Result<(), Error> {
+        let services = delete_each(&self.services, self.names(services)).await;
+        let pods = delete_each(&self.pods, self.names(pods)).await;
+        let mut first_error = None;
+        for (kind, outcomes) in [("Service", services), ("Pod", pods)] {
+            for (name, outcome) in outcomes {
+                let event = match &outcome {
+                    Ok(()) if kind == "Pod" => JobEvent::pod_deleted(&name),
+                    Ok(()) => JobEvent::service_deleted(&name),
+                    Err(error) if kind == "Pod" => JobEvent::pod_delete_failed(&error.to_string()),
+                    Err(error) => JobEvent::service_delete_failed(&error.to_string()),
+                };
+                let related = child_reference(self.job, kind, &name);
+                self.ctx
+                    .publish(&self.regarding, &event, "Delete", Some(related))
+                    .await;
+                if let Err(source) = outcome {
+                    first_error.get_or_insert(Error::Delete { kind, name, source });
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Keeps the restart ledger in the job's annotation.
+    async fn persist_ledger(&self, retired_restarts: u32) -> Result<(), Error> {
+        let patch = json!({"metadata": {"annotations": {
+            RETIRED_RESTARTS_ANNOTATION: retired_restarts.to_string()
+        }}});
+        self.jobs
+            .patch(
+                self.job.name(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(|source| Error::PatchLedger {
+                job: job::display_name(self.job),
+                source,
+            })?;
+        Ok(())
+    }
+
+    /// Creates the services and pods of the given slots (and an MPIJob's companions); the first
+    /// failure, once every creation was tried.
+    async fn create(&self, services: &[ReplicaSlot], pods: &[ReplicaSlot]) -> Result<(), Error> {
+        if services.is_empty() && pods.is_empty() {
+            return Ok(());
+        }
+        let objects = build_objects(self.job, &self.ctx.build);
+        if !pods.is_empty() {
+            self.create_companions(&objects).await?;
+        }
+        let services = apply_each(&self.services, pick(self.job, objects.services, services)).await;
+        let pods = apply_each(&self.pods, pick(self.job, objects.pods, pods)).await;
+        let mut first_error = None;
+        for (kind, outcomes) in [("Service", services), ("Pod", pods)] {
+            for (name, outcome) in outcomes {
+                let event = match &outcome {
+                    Ok(()) if kind == "Pod" => JobEvent::pod_created(&name),
+                    Ok(()) => JobEvent::service_created(&name),
+                    Err(error) if kind == "Pod" => JobEvent::pod_create_failed(&error.to_string()),
+                    Err(error) => JobEvent::service_create_failed(&error.to_string()),
+                };
+                let related = child_reference(self.job, kind, &name);
+                self.ctx
+                    .publish(&self.regarding, &event, "Create", Some(related))
+                    .await;
+                if let Err(source) = outcome {
+                    first_error.get_or_insert(Error::Apply { kind, name, source });
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// An MPIJob's launcher RBAC and ConfigMap, before its pods. The service account is only
+    /// created when absent: the user may have provided it.
+    async fn create_companions(&self, objects: &JobObjects) -> Result<(), Error> {
+        let namespace = self.job.namespace();
+        let client = &self.ctx.client;
+        let accounts: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(client.clone(), namespace);
+        for account in &objects.service_accounts {
+            match accounts.create(&PostParams::default(), account).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.is_already_exists() => {}
+                Err(source) => {
+                    return Err(Error::Apply {
+                        kind: "ServiceAccount",
+                        name: account.name_any(),
+                        source,
+                    });
+                }
+            }
+        }
+        let roles = Api::namespaced(client.clone(), namespace);
+        let bindings = Api::namespaced(client.clone(), namespace);
+        let config_maps = Api::namespaced(client.clone(), namespace);
+        let outcomes = [
+            ("Role", apply_each(&roles, objects.roles.clone()).await),
+            (
+                "RoleBinding",
+                apply_each(&bindings, objects.role_bindings.clone()).await,
+            ),
+            (
+                "ConfigMap",
+                apply_each(&config_maps, objects.config_maps.clone()).await,
+            ),
+        ];
+        for (kind, outcomes) in outcomes {
+            for (name, outcome) in outcomes {
+                outcome.map_err(|source| Error::Apply { kind, name, source })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes the job (its TTL after finishing ran out); Kubernetes collects its children.
+    async fn delete_job(&self) -> Result<(), Error> {
+        match self
+            .jobs
+            .delete(self.job.name(), &DeleteParams::background())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.is_not_found() => return Ok(()),
+            Err(source) => {
+                return Err(Error::DeleteJob {
+                    job: job::display_name(self.job),
+                    source,
+                });
+            }
+        }
+        let event = JobEvent::job_deleted(self.job.name());
+        self.ctx
+            .publish(&self.regarding, &event, "Delete", None)
+            .await;
+        Ok(())
+    }
+}
+
+/// Writes a job's status subresource, by server-side apply: unlike a merge patch, this removes
+/// the fields the engine no longer sets (a replica count that fell to zero is not serialized).
+pub async fn write_status(
+    ctx: &Context,
+    kind: JobKind,
+    namespace: &str,
+    name: &str,
+    status: &JobStatus,
+) -> Result<(), Error> {
+    let patch = json!({
+        "apiVersion": trainctl_api::API_VERSION,
+        "kind": kind.as_str(),
+        "status": status,
+    });
+    let jobs: Api<DynamicObject> =
+        Api::namespaced_with(ctx.client.clone(), namespace, &job::api_resource(kind));
+    jobs.patch_status(name, &apply_params(), &Patch::Apply(&patch))
+        .await
+        .map_err(|source| Error::PatchStatus {
+            job: format!("{namespace}/{name}"),
+            source,
+        })?;
+    Ok(())
+}
+
+/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
+#[must_use]
+pub fn apply_params() -> PatchParams {
+    PatchParams::apply(FIELD_MANAGER).force()
+}
+
+/// The objects named by `slots`, in the slots' order.
+fn pick<K: Resource>(job: &TrainingJob, objects: Vec<K>, slots: &[ReplicaSlot]) -> Vec<K> {
+    let mut by_name: BTreeMap<String, K> = objects
+        .into_iter()
+        .map(|object| (object.meta().name.clone().unwrap_or_default(), object))
+        .collect();
+    slots
+        .iter()
+        .filter_map(|slot| by_name.remove(&slot.name(job.name())))
+        .collect()
+}
+
+/// Server-side applies each object, [`PARALLELISM`] at a time.
+async fn apply_each<K>(api: &Api<K>, objects: Vec<K>) -> Outcomes
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let params = apply_params();
+    stream::iter(objects)
+        .map(|object| {
+            let params = &params;
+            async move {
+                let name = object.name_any();
+                let outcome = api.patch(&name, params, &Patch::Apply(&object)).await;
+                (name, outcome.map(drop))
+            }
+        })
+        .buffered(PARALLELISM)
+        .collect()
+        .await
+}
+
+/// Deletes each named object, [`PARALLELISM`] at a time; one already gone counts as deleted.
+async fn delete_each<K>(api: &Api<K>, names: Vec<String>) -> Outcomes
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    stream::iter(names)
+        .map(|name| async move {
+            let outcome = match api.delete(&name, &DeleteParams::default()).await {
+                Ok(_) => Ok(()),
+                Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+                Err(error) => Err(error),
+            };
+            (name, outcome)
+        })
+        .buffered(PARALLELISM)
+        .collect()
+        .await
+}

@@ -1,0 +1,94 @@
+//! [`Context`]: what every reconcile shares (controller-rs style: passed as an `Arc`, no globals).
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::Client;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use trainctl_api::TrainingJob;
+use trainctl_engine::BuildOptions;
+use trainctl_engine::reconcile::JobEvent;
+
+/// The client, the event recorder and the operator's settings for the objects it builds.
+#[derive(Clone)]
+pub struct Context {
+    /// The Kubernetes client.
+    pub client: Client,
+    /// Publishes events about jobs (`events.k8s.io/v1`).
+    pub recorder: Recorder,
+    /// How pods and services are built: the same options `trainctl render` takes.
+    pub build: BuildOptions,
+    /// Who reports the events.
+    pub reporter: Reporter,
+}
+
+impl Context {
+    /// A context whose events are reported by [`FIELD_MANAGER`](crate::FIELD_MANAGER).
+    #[must_use]
+    pub fn new(client: Client, build: BuildOptions) -> Context {
+        let reporter = Reporter {
+            controller: crate::FIELD_MANAGER.to_owned(),
+            instance: None,
+        };
+        Context {
+            recorder: Recorder::new(client.clone(), reporter.clone()),
+            client,
+            build,
+            reporter,
+        }
+    }
+
+    /// Records an event about a job (`regarding`), done to `related` (a pod or service) if
+    /// given. An event that cannot be written is logged, not retried: events are for people,
+    /// and the reconcile goes on without them.
+    ///
+    /// kube's recorder folds events of the same reason about the same objects into one series
+    /// and keeps the first note: right for repeats about one child, wrong for events whose notes
+    /// differ (`ExitedWithCode` for two pods). Events about a child therefore name it as
+    /// `related`, and the others go through a recorder of their own, without a series.
+    pub async fn publish(
+        &self,
+        regarding: &ObjectReference,
+        event: &JobEvent,
+        action: &str,
+        related: Option<ObjectReference>,
+    ) {
+        let type_ = match event.type_ {
+            trainctl_engine::reconcile::EventType::Normal => EventType::Normal,
+            trainctl_engine::reconcile::EventType::Warning => EventType::Warning,
+        };
+        let series = related.is_some();
+        let event_ = Event {
+            type_,
+            reason: event.reason.clone(),
+            note: Some(event.message.clone()),
+            action: action.to_owned(),
+            secondary: related,
+        };
+        let published = if series {
+            self.recorder.publish(&event_, regarding).await
+        } else {
+            Recorder::new(self.client.clone(), self.reporter.clone())
+                .publish(&event_, regarding)
+                .await
+        };
+        if let Err(error) = published {
+            tracing::warn!(
+                job = regarding.name.as_deref().unwrap_or_default(),
+                reason = %event.reason,
+                %error,
+                "cannot record event"
+            );
+        }
+    }
+}
+
+/// A reference to a job's child, for [`Context::publish`]'s `related`.
+#[must_use]
+pub fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("v1".to_owned()),
+        kind: Some(kind.to_owned()),
+        name: Some(name.to_owned()),
+        namespace: Some(job.namespace().to_owned()),
+        ..ObjectReference::default()
+    }
+}

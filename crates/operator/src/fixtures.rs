@@ -1,0 +1,203 @@
+//! Test fixtures: jobs loaded as manifests are, the objects the engine builds for them, and a
+//! mock API server (tower-test) that answers like Kubernetes and records every request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Method, Request, Response, StatusCode};
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::Client;
+use kube::api::DynamicObject;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use tower_test::mock::{self, Handle};
+use trainctl_api::TrainingJob;
+use trainctl_engine::{Addressing, BuildOptions, build_objects};
+
+use crate::context::Context;
+
+/// Loads the single job of a YAML manifest (parsed, defaulted, validated).
+pub(crate) fn job(yaml: &str) -> TrainingJob {
+    let manifests = trainctl_api::manifest::load_str("test.yaml", yaml);
+    assert!(!manifests.has_errors(), "{:#?}", manifests.diagnostics);
+    manifests.jobs.into_iter().next().expect("one job").job
+}
+
+/// A manifest as the API server sends it: not defaulted (there is no webhook).
+pub(crate) fn object(yaml: &str) -> DynamicObject {
+    let value: Value = serde_saphyr::from_str(yaml).expect("YAML");
+    serde_json::from_value(value).expect("an object")
+}
+
+/// `object` with `status` recorded.
+pub(crate) fn with_status(mut object: DynamicObject, status: Value) -> DynamicObject {
+    object.data["status"] = status;
+    object
+}
+
+/// The options `trainctl render` uses without flags (as `commands/render.rs` builds them).
+pub(crate) fn render_options() -> BuildOptions {
+    BuildOptions {
+        addressing: Addressing::Cluster {
+            cluster_domain: None,
+        },
+        gang_scheduler: None,
+        ..BuildOptions::default()
+    }
+}
+
+/// The pod named `name` that the engine builds for `job` (labels and owner reference included).
+pub(crate) fn owned_pod(job: &TrainingJob, name: &str) -> Pod {
+    build_objects(job, &render_options())
+        .pods
+        .into_iter()
+        .find(|pod| pod.metadata.name.as_deref() == Some(name))
+        .expect("the job has this pod")
+}
+
+/// The service named `name` that the engine builds for `job`.
+pub(crate) fn owned_service(job: &TrainingJob, name: &str) -> Service {
+    build_objects(job, &render_options())
+        .services
+        .into_iter()
+        .find(|service| service.metadata.name.as_deref() == Some(name))
+        .expect("the job has this service")
+}
+
+/// `pod` in `phase`.
+pub(crate) fn in_phase(mut pod: Pod, phase: &str) -> Pod {
+    pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+        phase: Some(phase.to_owned()),
+        ..Default::default()
+    });
+    pod
+}
+
+/// One request the operator sent.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    pub(crate) method: Method,
+    /// Path and query, as sent.
+    pub(crate) uri: String,
+    pub(crate) content_type: Option<String>,
+    /// The JSON body (`Null` when empty).
+    pub(crate) body: Value,
+}
+
+impl Sent {
+    /// The path without the query.
+    pub(crate) fn path(&self) -> &str {
+        self.uri.split('?').next().unwrap_or_default()
+    }
+
+    fn is_event(&self) -> bool {
+        self.path().starts_with("/apis/events.k8s.io/")
+    }
+}
+
+/// A context whose client talks to the returned mock API server.
+pub(crate) fn context() -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
+    context_with(render_options())
+}
+
+/// [`context`] building objects with `options`.
+pub(crate) fn context_with(
+    options: BuildOptions,
+) -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
+    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    let client = Client::new(service, "default");
+    (Arc::new(Context::new(client, options)), handle)
+}
+
+/// An answer: the HTTP status and the JSON body.
+pub(crate) type Answer = (StatusCode, Value);
+
+/// Serves requests with `answer` until the client is dropped; returns what was sent.
+pub(crate) fn serve(
+    mut handle: Handle<Request<Body>, Response<Body>>,
+    mut answer: impl FnMut(&Sent) -> Answer + Send + 'static,
+) -> JoinHandle<Vec<Sent>> {
+    tokio::spawn(async move {
+        let mut sent = Vec::new();
+        while let Some((request, respond)) = handle.next_request().await {
+            let (parts, body) = request.into_parts();
+            let bytes = body.collect_bytes().await.expect("a request body");
+            let request = Sent {
+                method: parts.method,
+                uri: parts.uri.to_string(),
+                content_type: parts
+                    .headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned),
+                body: if bytes.is_empty() {
+                    Value::Null
+                } else {
+                    serde_json::from_slice(&bytes).expect("a JSON body")
+                },
+            };
+            let (status, reply) = answer(&request);
+            sent.push(request);
+            respond.send_response(
+                Response::builder()
+                    .status(status)
+                    .body(Body::from(serde_json::to_vec(&reply).expect("JSON")))
+                    .expect("a response"),
+            );
+        }
+        sent
+    })
+}
+
+/// Drops the context (closing the client) and returns what the server received, events apart.
+pub(crate) async fn finish(
+    ctx: Arc<Context>,
+    server: JoinHandle<Vec<Sent>>,
+) -> (Vec<Sent>, Vec<Sent>) {
+    drop(ctx);
+    let sent = tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the mock server stops once the client is gone")
+        .expect("the mock server does not panic");
+    sent.into_iter().partition(|request| !request.is_event())
+}
+
+/// A Kubernetes `Status` body.
+pub(crate) fn status_body(code: u16, reason: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Status", "metadata": {},
+        "status": if code < 400 { "Success" } else { "Failure" },
+        "reason": reason, "code": code, "message": reason,
+    })
+}
+
+/// Answers like an API server holding `job`, `pods` and `services`: lists return them, applies
+/// and creations echo what was sent, deletions succeed.
+pub(crate) fn cluster(
+    job: &TrainingJob,
+    pods: Vec<Pod>,
+    services: Vec<Service>,
+) -> impl FnMut(&Sent) -> Answer + Send + 'static {
+    let job = serde_json::to_value(job).expect("serializes");
+    move |sent: &Sent| {
+        let path = sent.path();
+        match sent.method {
+            Method::GET if path.ends_with("/pods") => (
+                StatusCode::OK,
+                json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": pods}),
+            ),
+            Method::GET if path.ends_with("/services") => (
+                StatusCode::OK,
+                json!({"apiVersion": "v1", "kind": "ServiceList", "metadata": {}, "items": services}),
+            ),
+            Method::PATCH if path.starts_with("/apis/kubeflow.org/") => {
+                (StatusCode::OK, job.clone())
+            }
+            Method::PATCH => (StatusCode::OK, sent.body.clone()),
+            Method::POST => (StatusCode::CREATED, sent.body.clone()),
+            Method::DELETE => (StatusCode::OK, status_body(200, "")),
+            _ => (StatusCode::NOT_FOUND, status_body(404, "NotFound")),
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The Kubernetes operator of trainctl: one kube-runtime `Controller` per job kind.
+//!
+//! The engine decides, this crate only translates (DESIGN.md, "Kubernetes operator notes"). One
+//! reconcile of a job is a pipeline of named steps:
+//!
+//! 1. **read and validate** the job, defaulted; one that cannot be read or is invalid fails
+//!    with the reason, and nothing is created for it — [`job`], [`validate`] (pure);
+//! 2. **fetch** the job's Pods and Services (a label-selected list) and, under gang
+//!    scheduling, its PodGroup — [`controller`], [`gang`];
+//! 3. **observe**: translate the Pods and Services into the engine's [`Observed`] —
+//!    [`observe`] (pure);
+//! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
+//! 5. **apply** the plan: server-side apply of the objects `trainctl render` prints, deletions,
+//!    the status subresource, events, the job's deletion after its TTL — [`apply`].
+//!
+//! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
+//! half-way is simply run again.
+//!
+//! [`Observed`]: trainctl_engine::Observed
+//! [`Plan`]: trainctl_engine::Plan
+
+pub mod apply;
+pub mod context;
+pub mod controller;
+pub mod error;
+pub mod gang;
+pub mod job;
+pub mod observe;
+pub mod validate;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
+
+pub use context::Context;
+pub use controller::{reconcile, reconcile_at, run};
+pub use error::Error;
+
+/// The field manager of every server-side apply, and the reporting controller of events.
+pub const FIELD_MANAGER: &str = "trainctl";

@@ -1,0 +1,309 @@
+//! Observation: a job's Pods and Services, as listed from the API server, translated into the
+//! engine's [`Observed`]. Pure; no client in scope.
+//!
+//! A pod or service counts for the job when the job controls it (a controller owner reference
+//! with the job's uid), its labels name a replica slot, and its name is that slot's name. Anything
+//! else carrying the job's labels (an orphan of an older job of the same name) is not the job's.
+
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Pod, PodStatus, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use trainctl_api::{ReplicaType, TrainingJob};
+use trainctl_engine::naming::{REPLICA_INDEX_LABEL, REPLICA_TYPE_LABEL};
+use trainctl_engine::{Observed, ObservedReplica, PodPhase, ReplicaSlot};
+
+/// Container waiting reasons that are the normal way to start, not a reason to wait.
+const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
+
+/// What was observed of `job`: its pods and services, and the restart ledger kept on the job.
+#[must_use]
+pub fn observe(
+    job: &TrainingJob,
+    pods: &[Pod],
+    services: &[Service],
+    retired_restarts: u32,
+) -> Observed {
+    let mut observed = Observed {
+        retired_restarts,
+        ..Observed::default()
+    };
+    for pod in pods {
+        if let Some(slot) = slot_of(job, &pod.metadata) {
+            let replica = observe_pod(job, pod);
+            // Two pods cannot share a name; keep the first should a list repeat one.
+            observed.pods.entry(slot).or_insert(replica);
+        }
+    }
+    observed.services = services
+        .iter()
+        .filter_map(|service| slot_of(job, &service.metadata))
+        .collect();
+    observed
+}
+
+/// The job's slot that an object stands for, or `None` when it is not the job's.
+fn slot_of(job: &TrainingJob, metadata: &ObjectMeta) -> Option<ReplicaSlot> {
+    if !controlled_by(job, metadata) {
+        return None;
+    }
+    let labels = metadata.labels.as_ref()?;
+    let replica_type = ReplicaType::parse(labels.get(REPLICA_TYPE_LABEL)?);
+    let index = labels.get(REPLICA_INDEX_LABEL)?.parse().ok()?;
+    let slot = ReplicaSlot::new(replica_type, index);
+    (metadata.name.as_deref() == Some(slot.name(job.name()).as_str())).then_some(slot)
+}
+
+/// Whether the job is the object's controller. A job without a uid (never stored) controls
+/// whatever carries its labels.
+fn controlled_by(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
+    let Some(uid) = job.metadata().uid.as_deref() else {
+        return true;
+    };
+    metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|owner| owner.controller == Some(true) && owner.uid == uid)
+}
+
+/// What one pod says about its replica.
+fn observe_pod(job: &TrainingJob, pod: &Pod) -> ObservedReplica {
+    let status = pod.status.clone().unwrap_or_default();
+    let containers = status.container_statuses.as_deref().unwrap_or_default();
+    let framework = framework_container(job, pod)
+        .and_then(|name| containers.iter().find(|container| container.name == name));
+    let state = framework.and_then(|container| container.state.as_ref());
+    let terminated = state.and_then(|state| state.terminated.as_ref());
+    let running = state.and_then(|state| state.running.as_ref());
+    ObservedReplica {
+        phase: phase(&status),
+        exit_code: terminated.map(|terminated| terminated.exit_code),
+        reason: reason(&status, containers),
+        restart_count: containers
+            .iter()
+            .map(|container| container.restart_count)
+            .fold(0, i32::saturating_add),
+        deleting: pod.metadata.deletion_timestamp.is_some(),
+        started_at: running
+            .and_then(|running| running.started_at.as_ref())
+            .or_else(|| terminated.and_then(|terminated| terminated.started_at.as_ref()))
+            .map(|time| time.0),
+        finished_at: terminated
+            .and_then(|terminated| terminated.finished_at.as_ref())
+            .map(|time| time.0),
+    }
+}
+
+/// The container that carries the framework: the kind's default container, or (MPI) the first.
+fn framework_container<'a>(job: &TrainingJob, pod: &'a Pod) -> Option<&'a str> {
+    match job.kind().default_container() {
+        Some(name) => Some(name),
+        None => pod
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.containers.first())
+            .map(|container| container.name.as_str()),
+    }
+}
+
+/// The pod phase; a pod with no phase yet, or whose node stopped reporting (`Unknown`), is
+/// pending: not running, and not finished either.
+fn phase(status: &PodStatus) -> PodPhase {
+    match status.phase.as_deref() {
+        Some("Running") => PodPhase::Running,
+        Some("Succeeded") => PodPhase::Succeeded,
+        Some("Failed") => PodPhase::Failed,
+        _ => PodPhase::Pending,
+    }
+}
+
+/// Why the pod is where it is, when Kubernetes says something worth showing: the pod's own
+/// reason (`Evicted`), a container that cannot start (`ImagePullBackOff`) or was killed
+/// (`OOMKilled`), or the scheduler's (`Unschedulable`).
+fn reason(status: &PodStatus, containers: &[ContainerStatus]) -> Option<String> {
+    let container_reason = |state: &ContainerState| {
+        state
+            .waiting
+            .as_ref()
+            .and_then(|waiting| waiting.reason.clone())
+            .filter(|reason| !STARTING_REASONS.contains(&reason.as_str()))
+            .or_else(|| {
+                state
+                    .terminated
+                    .as_ref()
+                    .and_then(|terminated| terminated.reason.clone())
+                    .filter(|reason| reason != "Error" && reason != "Completed")
+            })
+    };
+    let unschedulable = || {
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
+            .and_then(|condition| condition.reason.clone())
+    };
+    status
+        .reason
+        .clone()
+        .or_else(|| {
+            containers
+                .iter()
+                .filter_map(|container| container.state.as_ref())
+                .find_map(container_reason)
+        })
+        .or_else(unschedulable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{job, owned_pod, owned_service};
+    use jiff::Timestamp;
+    use serde_json::json;
+
+    const TF: &str = r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: mnist, namespace: ml, uid: job-uid}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+";
+
+    fn pod_with_status(job: &TrainingJob, name: &str, status: serde_json::Value) -> Pod {
+        let mut pod = owned_pod(job, name);
+        pod.status = Some(serde_json::from_value(status).expect("a pod status"));
+        pod
+    }
+
+    #[test]
+    fn pods_are_keyed_by_their_slot_labels() {
+        let job = job(TF);
+        let pods = [
+            pod_with_status(&job, "mnist-chief-0", json!({"phase": "Running"})),
+            pod_with_status(&job, "mnist-worker-1", json!({"phase": "Pending"})),
+        ];
+        let observed = observe(&job, &pods, &[], 0);
+        let slots: Vec<_> = observed.pods.keys().map(ToString::to_string).collect();
+        assert_eq!(slots, ["chief-0", "worker-1"]);
+        assert_eq!(
+            observed.pods[&ReplicaSlot::new(ReplicaType::Chief, 0)].phase,
+            PodPhase::Running
+        );
+    }
+
+    #[test]
+    fn exit_code_restarts_and_times_come_from_the_framework_container() {
+        let job = job(TF);
+        let pod = pod_with_status(
+            &job,
+            "mnist-worker-0",
+            json!({
+                "phase": "Failed",
+                "containerStatuses": [
+                    {"name": "sidecar", "image": "s", "imageID": "", "ready": false,
+                     "restartCount": 1,
+                     "state": {"terminated": {"exitCode": 0}}},
+                    {"name": "tensorflow", "image": "tf", "imageID": "", "ready": false,
+                     "restartCount": 2,
+                     "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
+                       "startedAt": "2025-01-01T00:00:00Z",
+                       "finishedAt": "2025-01-01T00:05:00Z"}}}
+                ]
+            }),
+        );
+        let observed = observe(&job, &[pod], &[], 4);
+        let replica = &observed.pods[&ReplicaSlot::new(ReplicaType::Worker, 0)];
+        assert_eq!(replica.phase, PodPhase::Failed);
+        assert_eq!(replica.exit_code, Some(137));
+        assert_eq!(replica.restart_count, 3);
+        assert_eq!(replica.reason.as_deref(), Some("OOMKilled"));
+        assert_eq!(
+            replica.started_at,
+            Some("2025-01-01T00:00:00Z".parse::<Timestamp>().unwrap())
+        );
+        assert_eq!(
+            replica.finished_at,
+            Some("2025-01-01T00:05:00Z".parse::<Timestamp>().unwrap())
+        );
+        assert_eq!(observed.retired_restarts, 4);
+    }
+
+    #[test]
+    fn a_pod_with_a_deletion_timestamp_is_deleting() {
+        let job = job(TF);
+        let mut pod = pod_with_status(&job, "mnist-worker-0", json!({"phase": "Running"}));
+        pod.metadata.deletion_timestamp = Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH),
+        );
+        let observed = observe(&job, &[pod], &[], 0);
+        assert!(observed.pods[&ReplicaSlot::new(ReplicaType::Worker, 0)].deleting);
+    }
+
+    #[test]
+    fn pending_reasons_skip_the_normal_way_to_start() {
+        let job = job(TF);
+        let creating = pod_with_status(
+            &job,
+            "mnist-worker-0",
+            json!({"phase": "Pending", "containerStatuses": [
+                {"name": "tensorflow", "image": "tf", "imageID": "", "ready": false,
+                 "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]}),
+        );
+        let pulling = pod_with_status(
+            &job,
+            "mnist-worker-1",
+            json!({"phase": "Pending", "containerStatuses": [
+                {"name": "tensorflow", "image": "tf", "imageID": "", "ready": false,
+                 "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}),
+        );
+        let unschedulable = pod_with_status(
+            &job,
+            "mnist-chief-0",
+            json!({"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}),
+        );
+        let observed = observe(&job, &[creating, pulling, unschedulable], &[], 0);
+        let reason = |type_, index| {
+            observed.pods[&ReplicaSlot::new(type_, index)]
+                .reason
+                .clone()
+        };
+        assert_eq!(reason(ReplicaType::Worker, 0), None);
+        assert_eq!(
+            reason(ReplicaType::Worker, 1).as_deref(),
+            Some("ImagePullBackOff")
+        );
+        assert_eq!(
+            reason(ReplicaType::Chief, 0).as_deref(),
+            Some("Unschedulable")
+        );
+    }
+
+    #[test]
+    fn objects_the_job_does_not_control_are_ignored() {
+        let job = job(TF);
+        let mut orphan = owned_pod(&job, "mnist-worker-0");
+        orphan.metadata.owner_references.as_mut().unwrap()[0].uid = "older-job".to_owned();
+        let mut renamed = owned_pod(&job, "mnist-worker-1");
+        renamed.metadata.name = Some("someone-else".to_owned());
+        let observed = observe(&job, &[orphan, renamed], &[], 0);
+        assert!(observed.pods.is_empty());
+    }
+
+    #[test]
+    fn services_are_the_slots_they_serve() {
+        let job = job(TF);
+        let services = [
+            owned_service(&job, "mnist-chief-0"),
+            owned_service(&job, "mnist-worker-1"),
+        ];
+        let observed = observe(&job, &[], &services, 0);
+        let slots: Vec<_> = observed.services.iter().map(ToString::to_string).collect();
+        assert_eq!(slots, ["chief-0", "worker-1"]);
+    }
+}
