@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::server::Server;
+use common::server::{Server, state};
 use serde_json::Value;
 
 /// A TFJob of `workers` workers under `restart_policy`, each running `script` in `dir`.
@@ -41,10 +41,6 @@ spec:
 fn submit(server: &Server, manifest: &str) {
     let (status, body) = server.request("POST", "/api/v1/jobs", Some(manifest));
     assert_eq!(status, 201, "{body}");
-}
-
-fn state(view: &Value) -> &str {
-    view["state"].as_str().unwrap_or("")
 }
 
 /// The pids of the job's replicas, once every one runs.

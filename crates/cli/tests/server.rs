@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::server::Server;
-use serde_json::Value;
+use common::server::{Server, state};
 
 fn job(name: &str, gpus: u32, script: &str, run_policy: &str) -> String {
     format!(
@@ -33,10 +32,6 @@ spec:
                   nvidia.com/gpu: {gpus}
 "
     )
-}
-
-fn state(view: &Value) -> &str {
-    view["state"].as_str().unwrap_or("")
 }
 
 #[test]

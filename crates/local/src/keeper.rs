@@ -24,8 +24,7 @@ use std::sync::atomic::AtomicBool;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{getpgrp, getpid};
 
-/// The exit code of a replica whose keeper was killed before it could write one: `SIGKILL`'s.
-const KILLED: i32 = 128 + Signal::SIGKILL as i32;
+use crate::process::KILLED;
 
 /// Runs `command` to its end, records its exit code in `exit_file`, and, when the keeper leads its
 /// process group (as it does under a server) and `end_group` says so, kills the group, itself

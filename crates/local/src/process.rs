@@ -94,7 +94,7 @@ impl StartedProcess {
 }
 
 /// The exit code of a process killed by `SIGKILL`.
-const KILLED: i32 = 128 + Signal::SIGKILL as i32;
+pub const KILLED: i32 = 128 + Signal::SIGKILL as i32;
 
 /// How often a replica taken over from a server that died (not a child of this process) is
 /// looked at.
@@ -271,7 +271,7 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
                 let code = match waitpid(pid, None) {
                     Ok(WaitStatus::Exited(_, code)) => code,
                     Ok(WaitStatus::Signaled(_, signal, _)) => 128 + signal as i32,
-                    _ => 128 + Signal::SIGKILL as i32,
+                    _ => KILLED,
                 };
                 if let Some(Some(sender)) = sender {
                     let _ = sender.send(code);
@@ -350,11 +350,7 @@ pub async fn adopted_exit(keeper: ProcessIdentity, exit_file: PathBuf, job_uid: 
     }
     if !exit_file.exists() {
         // Only the job's own processes: the group's id may be another's by now.
-        for pid in crate::watchdog::marked_processes(&job_uid) {
-            if process_identity::process_group(pid.as_raw()) == Some(keeper.pid) {
-                let _ = kill(pid, Signal::SIGKILL);
-            }
-        }
+        kill_marked_where(&job_uid, |group| group == Some(keeper.pid));
     }
     crate::keeper::exit_code(&exit_file)
 }
@@ -379,8 +375,16 @@ pub fn kill_strays(job_uid: &str, keep: &[i32]) {
 
 /// Kills every process marked with the job's uid.
 pub fn kill_marked(job_uid: &str) {
+    kill_marked_where(job_uid, |_| true);
+}
+
+/// Kills the processes marked with the job's uid whose process group `doomed` picks (`None`:
+/// the group could not be read).
+pub fn kill_marked_where(job_uid: &str, doomed: impl Fn(Option<i32>) -> bool) {
     for pid in crate::watchdog::marked_processes(job_uid) {
-        let _ = kill(pid, Signal::SIGKILL);
+        if doomed(process_identity::process_group(pid.as_raw())) {
+            let _ = kill(pid, Signal::SIGKILL);
+        }
     }
 }
 

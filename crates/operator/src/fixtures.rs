@@ -17,6 +17,20 @@ use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
 use crate::context::Context;
 
+/// A TFJob `ml/mnist` (uid `job-uid`): a chief and two workers.
+pub(crate) const TF_JOB: &str = r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: mnist, namespace: ml, uid: job-uid}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+";
+
 /// Loads the single job of a YAML manifest (parsed, defaulted, validated).
 pub(crate) fn job(yaml: &str) -> TrainingJob {
     let manifests = trainctl_api::manifest::load_str("test.yaml", yaml);

@@ -157,22 +157,9 @@ fn reason(status: &PodStatus, containers: &[ContainerStatus]) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{job, owned_pod, owned_service};
+    use crate::fixtures::{TF_JOB, job, owned_pod, owned_service};
     use jiff::Timestamp;
     use serde_json::json;
-
-    const TF: &str = r"
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: mnist, namespace: ml, uid: job-uid}
-spec:
-  tfReplicaSpecs:
-    Chief:
-      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
-";
 
     fn pod_with_status(job: &TrainingJob, name: &str, status: serde_json::Value) -> Pod {
         let mut pod = owned_pod(job, name);
@@ -182,7 +169,7 @@ spec:
 
     #[test]
     fn pods_are_keyed_by_their_slot_labels() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let pods = [
             pod_with_status(&job, "mnist-chief-0", json!({"phase": "Running"})),
             pod_with_status(&job, "mnist-worker-1", json!({"phase": "Pending"})),
@@ -198,7 +185,7 @@ spec:
 
     #[test]
     fn exit_code_restarts_and_times_come_from_the_framework_container() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let pod = pod_with_status(
             &job,
             "mnist-worker-0",
@@ -235,7 +222,7 @@ spec:
 
     #[test]
     fn a_pod_with_a_deletion_timestamp_is_deleting() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let mut pod = pod_with_status(&job, "mnist-worker-0", json!({"phase": "Running"}));
         pod.metadata.deletion_timestamp = Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH),
@@ -246,7 +233,7 @@ spec:
 
     #[test]
     fn pending_reasons_skip_the_normal_way_to_start() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let creating = pod_with_status(
             &job,
             "mnist-worker-0",
@@ -286,7 +273,7 @@ spec:
 
     #[test]
     fn objects_the_job_does_not_control_are_ignored() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let mut orphan = owned_pod(&job, "mnist-worker-0");
         orphan.metadata.owner_references.as_mut().unwrap()[0].uid = "older-job".to_owned();
         let mut renamed = owned_pod(&job, "mnist-worker-1");
@@ -297,7 +284,7 @@ spec:
 
     #[test]
     fn services_are_the_slots_they_serve() {
-        let job = job(TF);
+        let job = job(TF_JOB);
         let services = [
             owned_service(&job, "mnist-chief-0"),
             owned_service(&job, "mnist-worker-1"),

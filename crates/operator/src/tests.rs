@@ -14,23 +14,10 @@ use trainctl_engine::build_objects;
 
 use crate::error::Error;
 use crate::fixtures::{
-    Answer, Sent, cluster, context, context_with, finish, in_phase, job, object, owned_pod,
+    Answer, Sent, TF_JOB, cluster, context, context_with, finish, in_phase, job, object, owned_pod,
     owned_service, render_options, serve, status_body, with_status,
 };
 use crate::reconcile_at;
-
-const TF_JOB: &str = r"
-apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata: {name: mnist, namespace: ml, uid: job-uid}
-spec:
-  tfReplicaSpecs:
-    Chief:
-      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
-    Worker:
-      replicas: 2
-      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
-";
 
 const SELECTOR: &str = "labelSelector=training.kubeflow.org%2Fjob-name%3Dmnist%2C\
                         training.kubeflow.org%2Foperator-name%3Dtfjob-controller";

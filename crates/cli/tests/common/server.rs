@@ -110,6 +110,11 @@ impl Server {
     }
 }
 
+/// The state of a job's view in one word (`Queued`, `Running`, `Succeeded`...).
+pub fn state(view: &Value) -> &str {
+    view["state"].as_str().unwrap_or("")
+}
+
 impl Server {
     /// Kills the server with `SIGKILL`, as a crash would, and hands back its state directory.
     pub fn kill(mut self) -> tempfile::TempDir {

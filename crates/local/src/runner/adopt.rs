@@ -17,17 +17,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use nix::sys::signal::{Signal, kill};
 use trainctl_engine::reconcile::ReplicaSlot;
 
 use super::launch::prepare;
 use super::pod::LocalPod;
 use super::{Exit, RunError, Runner};
 use crate::admission::Allocation;
-use crate::process::adopted_exit;
-use crate::process_identity::process_group;
+use crate::process::{adopted_exit, kill_marked_where};
 use crate::store::{ReplicaRecord, ReplicaState, Store};
-use crate::watchdog::marked_processes;
 
 impl Runner<'_> {
     /// Takes the job over from the process that ran it before, if it was admitted; a job that
@@ -50,11 +47,9 @@ impl Runner<'_> {
         } else {
             BTreeSet::new()
         };
-        for pid in marked_processes(&self.uid) {
-            if process_group(pid.as_raw()).is_none_or(|group| !groups.contains(&group)) {
-                let _ = kill(pid, Signal::SIGKILL);
-            }
-        }
+        kill_marked_where(&self.uid, |group| {
+            group.is_none_or(|group| !groups.contains(&group))
+        });
         self.adopted = adopted;
         Ok(())
     }
