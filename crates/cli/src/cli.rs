@@ -181,6 +181,10 @@ Examples:
     /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
     #[command(name = "__watchdog", hide = true)]
     Watchdog(WatchdogArgs),
+
+    /// Internal: the parent of a server's replicas, so that they outlive a server that dies.
+    #[command(name = "__shim", hide = true)]
+    Shim(ShimArgs),
 }
 
 /// Arguments of `run`.
@@ -380,6 +384,14 @@ pub struct WatchdogArgs {
     /// The uid of the job whose replicas it watches.
     #[arg(long)]
     pub job_uid: String,
+}
+
+/// Arguments of the internal `__shim`.
+#[derive(Debug, Args)]
+pub struct ShimArgs {
+    /// The Unix socket on which the server asks for replicas.
+    #[arg(long, value_name = "PATH")]
+    pub socket: PathBuf,
 }
 
 /// Arguments of `validate`.

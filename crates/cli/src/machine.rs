@@ -36,9 +36,11 @@ pub fn attached() -> Supervision {
     }
 }
 
-/// A server's replicas: they outlive it, each under a keeper.
+/// A server's replicas: they outlive it, started by this binary's `__shim`.
 pub fn detached() -> Supervision {
-    Supervision::Detached
+    Supervision::Detached {
+        shim: this_binary("__shim"),
+    }
 }
 
 /// A hidden subcommand of this binary.

@@ -2,9 +2,9 @@
 //! leave behind), signalling them, and keeping the [`watchdog`](crate::watchdog) informed.
 //!
 //! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file),
-//! and the replica ends with `trainctl`. A server starts it under the [`keeper`](crate::keeper)
-//! instead, writing to its log file itself, so that it outlives a server that dies and the next
-//! server takes it over ([`adopted_exit`]).
+//! and the replica ends with `trainctl`. A server has the [`shim`](crate::shim) start it instead,
+//! writing to its log file itself, so that it outlives a server that dies and the next server
+//! takes it over ([`adopted_exit`]).
 //!
 //! `trainctl` is the child subreaper of everything its replicas start: a process whose parent
 //! exits comes back to `trainctl` rather than to init, so nothing a replica starts can slip away
@@ -18,10 +18,10 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write as _};
 use std::os::unix::process::CommandExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::Duration;
 
@@ -35,6 +35,7 @@ use tokio::sync::oneshot;
 
 use crate::logs::{Console, open_log_file, pump};
 use crate::process_identity::{self, ProcessIdentity};
+use crate::shim::Shim;
 use crate::watchdog::MARKER_ENV;
 
 /// How to start a helper process of this binary (the watchdog): the program and the arguments
@@ -69,14 +70,11 @@ pub struct Launch {
 pub struct StartedProcess {
     /// Its pid, also its process group's id.
     pub pid: i32,
-    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`. Under a keeper,
-    /// the keeper's own: the command's is in `exit_file`.
+    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
     pub exit: oneshot::Receiver<i32>,
     /// The log pump, which ends once the replica and everything it started have closed the pipe;
     /// `None` when the replica writes to its log file itself.
     pub pump: Option<tokio::task::JoinHandle<()>>,
-    /// Where the keeper records the command's exit code, for a replica under a keeper.
-    pub exit_file: Option<PathBuf>,
 }
 
 impl StartedProcess {
@@ -87,9 +85,16 @@ impl StartedProcess {
         if let Some(pump) = self.pump {
             let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
         }
-        self.exit_file
-            .as_deref()
-            .map_or(code, crate::keeper::exit_code)
+        code
+    }
+}
+
+/// The exit code of a process that ended with `status`: its code, or `128 + n` for signal `n`.
+pub(crate) fn status_code(status: WaitStatus) -> i32 {
+    match status {
+        WaitStatus::Exited(_, code) => code,
+        WaitStatus::Signaled(_, signal, _) => 128 + signal as i32,
+        _ => KILLED,
     }
 }
 
@@ -106,12 +111,42 @@ const PIPE_SIZE: i32 = 1 << 20;
 /// The children being waited for: pid → where its exit code goes (`None`: reap it quietly).
 type Waiting = Arc<Mutex<HashMap<i32, Option<oneshot::Sender<i32>>>>>;
 
+/// The processes a [`Reaper`] waits for, shared with whoever else may see them end (the
+/// [`shim`](crate::shim) that is their parent).
+#[derive(Debug, Clone)]
+pub struct Waiters(Waiting);
+
+impl Waiters {
+    /// Expects the process `pid`, whose exit code goes to `exit`: the shim's replica, which comes
+    /// back to this process (its subreaper) should the shim die.
+    pub fn expect(&self, pid: i32, exit: oneshot::Sender<i32>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(pid, Some(exit));
+    }
+
+    /// Hands the exit code of the expected process `pid` to its waiter, if it has one.
+    pub fn deliver(&self, pid: i32, code: i32) {
+        let exit = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&pid);
+        if let Some(Some(exit)) = exit {
+            let _ = exit.send(code);
+        }
+    }
+}
+
 /// Starts processes and reaps every child of this process.
 #[derive(Debug)]
 pub struct Reaper {
     waiting: Waiting,
     /// Wakes the reaper thread when a child is started while it has none.
     wake: mpsc::Sender<()>,
+    /// The shim that starts a server's replicas, once connected.
+    shim: OnceLock<Shim>,
 }
 
 impl Reaper {
@@ -125,7 +160,11 @@ impl Reaper {
         thread::Builder::new()
             .name("reaper".to_owned())
             .spawn(move || reap(&shared, &woken))?;
-        Ok(Reaper { waiting, wake })
+        Ok(Reaper {
+            waiting,
+            wake,
+            shim: OnceLock::new(),
+        })
     }
 
     /// Starts `command`; its exit code goes to `exit`, if given.
@@ -143,6 +182,26 @@ impl Reaper {
         Ok(child)
     }
 
+    /// Starts a helper process (the shim), reaped quietly; returns its pid.
+    pub fn spawn_helper(&self, command: &mut Command) -> io::Result<i32> {
+        Ok(self.spawn(command, None)?.id().cast_signed())
+    }
+
+    /// The processes this reaper waits for.
+    #[must_use]
+    pub fn waiters(&self) -> Waiters {
+        Waiters(Arc::clone(&self.waiting))
+    }
+
+    /// Connects to the shim of `state_dir` (starting it with `helper` if none runs), through
+    /// which [`Reaper::start_kept_replica`] starts replicas.
+    pub fn connect_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<()> {
+        let shim = Shim::connect_or_start(state_dir, helper, self)?;
+        self.shim
+            .set(shim)
+            .map_err(|_| io::Error::other("the reaper is connected to a shim already"))
+    }
+
     /// Kills what the job `job_uid` left behind outside its replicas' groups (processes that
     /// called `setsid`): every process marked with the job's uid.
     ///
@@ -151,7 +210,14 @@ impl Reaper {
     /// reaper started (some job's replica or watchdog), nothing was left behind, and the process
     /// table is not scanned: a server ends jobs while others run, and a scan reads every
     /// process's environment.
+    ///
+    /// What the replicas of a shim that another process started leave behind does not come back
+    /// here: the table is always scanned then.
     pub fn kill_strays(&self, job_uid: &str) {
+        if self.shim.get().is_some_and(|shim| !shim.started_here()) {
+            kill_marked(job_uid);
+            return;
+        }
         let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         let left_behind =
             children().is_none_or(|children| children.iter().any(|pid| !waiting.contains_key(pid)));
@@ -199,44 +265,17 @@ impl Reaper {
             pid: child.id() as i32,
             exit,
             pump: Some(pump),
-            exit_file: None,
         })
     }
 
-    /// Starts a replica that can outlive this process: `launch`'s command under the
-    /// [`keeper`](crate::keeper) in a new process group, with its output appended straight to
-    /// its log file, marked as the job `job_uid`'s.
+    /// Starts a replica that can outlive this process, through the [`shim`](crate::shim)
+    /// (see [`Reaper::connect_shim`]): `launch`'s command in a new process group, with its
+    /// output appended straight to its log file, marked as the job `job_uid`'s.
     pub fn start_kept_replica(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
-        if launch.argv.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the command is empty",
-            ));
-        }
-        let file = open_log_file(&launch.log_path)?;
-        let exit_file = crate::keeper::exit_file(&launch.log_path);
-        match std::fs::remove_file(&exit_file) {
-            Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
-            _ => {}
-        }
-        let mut command = crate::keeper::command(&exit_file, &launch.argv);
-        command
-            .envs(launch.env.iter().map(|(name, value)| (name, value)))
-            .env(MARKER_ENV, job_uid)
-            .stdin(Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file);
-        if let Some(dir) = &launch.working_dir {
-            command.current_dir(dir);
-        }
-        let (sender, exit) = oneshot::channel();
-        let child = self.spawn(&mut command, Some(sender))?;
-        Ok(StartedProcess {
-            pid: child.id() as i32,
-            exit,
-            pump: None,
-            exit_file: Some(exit_file),
-        })
+        self.shim
+            .get()
+            .ok_or_else(|| io::Error::other("no shim to start the replica: connect to one first"))?
+            .start(launch, job_uid)
     }
 
     /// Starts the job's watchdog (see [`crate::watchdog`]).
@@ -275,11 +314,7 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
                 if matches!(sender, Some(Some(_))) {
                     let _ = killpg(pid, Signal::SIGKILL);
                 }
-                let code = match waitpid(pid, None) {
-                    Ok(WaitStatus::Exited(_, code)) => code,
-                    Ok(WaitStatus::Signaled(_, signal, _)) => 128 + signal as i32,
-                    _ => KILLED,
-                };
+                let code = waitpid(pid, None).map_or(KILLED, status_code);
                 if let Some(Some(sender)) = sender {
                     let _ = sender.send(code);
                 }
@@ -348,18 +383,19 @@ impl Watchdog {
     }
 }
 
-/// Waits for the keeper of a replica that this process took over from a server that died (so it
-/// is not this process's child); returns the command's exit code. A keeper killed before it could
-/// record one leaves its command's group behind, which is killed then.
-pub async fn adopted_exit(keeper: ProcessIdentity, exit_file: PathBuf, job_uid: String) -> i32 {
-    while keeper.is_alive() {
+/// Waits for a replica that this process took over from a server that died (so it is not this
+/// process's child, but the shim's) until the shim has reaped it, having written its exit code
+/// first; returns that code. A replica whose shim was killed has none, and its group may live on:
+/// it is killed then.
+pub async fn adopted_exit(replica: ProcessIdentity, exit_file: PathBuf, job_uid: String) -> i32 {
+    while replica.exists() {
         tokio::time::sleep(ADOPTED_POLL).await;
     }
-    if crate::keeper::recorded_exit_code(&exit_file).is_none() {
+    if crate::shim::recorded_exit_code(&exit_file).is_none() {
         // Only the job's own processes: the group's id may be another's by now.
-        kill_marked_where(&job_uid, |group| group == Some(keeper.pid));
+        kill_marked_where(&job_uid, |group| group == Some(replica.pid));
     }
-    crate::keeper::exit_code(&exit_file)
+    crate::shim::exit_code(&exit_file)
 }
 
 /// Sends `signal` to a replica's process group; a group that is gone already is no error.

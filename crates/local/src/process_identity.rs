@@ -46,6 +46,12 @@ impl ProcessIdentity {
         read_stat(self.pid)
             .is_some_and(|stat| stat.start_ticks == self.start_ticks && stat.is_running())
     }
+
+    /// Whether this very process exists still, running or exited and not yet reaped.
+    #[must_use]
+    pub fn exists(&self) -> bool {
+        read_stat(self.pid).is_some_and(|stat| stat.start_ticks == self.start_ticks)
+    }
 }
 
 /// The process group of the live process `pid`, or `None` when there is no such process.

@@ -18,7 +18,7 @@ use trainctl_local::logs::Console;
 use trainctl_local::process::Reaper;
 use trainctl_local::process_identity::ProcessIdentity;
 use trainctl_local::runner::{
-    self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, new_record,
+    self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, Supervision, new_record,
 };
 use trainctl_local::store::{JobRecord, Store, StoreError};
 use trainctl_local::watchdog::all_marked_processes;
@@ -82,6 +82,11 @@ impl Supervisor {
     pub fn start(config: ServerConfig) -> Result<Arc<Supervisor>, SupervisorError> {
         let store = Store::open(&config.state_dir)?;
         let reaper = Reaper::start().map_err(SupervisorError::Reaper)?;
+        if let Supervision::Detached { shim } = &config.settings.supervision {
+            reaper
+                .connect_shim(&config.state_dir, shim)
+                .map_err(SupervisorError::Reaper)?;
+        }
         let supervisor = Arc::new(Supervisor {
             config,
             reaper,

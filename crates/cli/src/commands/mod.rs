@@ -8,6 +8,7 @@ mod logs;
 mod render;
 mod run;
 mod server;
+mod shim;
 mod submit;
 mod suspend;
 mod target;
@@ -37,5 +38,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Watchdog(args) => watchdog::run(&args),
+        Command::Shim(args) => shim::run(&args),
     }
 }

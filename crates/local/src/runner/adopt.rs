@@ -7,7 +7,7 @@
 //!
 //! - a process that still runs (the same pid *and* start time, never a recycled pid) is adopted:
 //!   the run waits for it as for its own;
-//! - a process that died meanwhile exits now, with the code its keeper recorded, and the pod's
+//! - a process that died meanwhile exits now, with the code the shim recorded, and the pod's
 //!   `restartPolicy` decides what follows, as if the server had seen it happen;
 //! - a pod that was waiting to restart starts again; a finished pod stays finished; a slot
 //!   without a pod is left to the engine.
@@ -100,20 +100,20 @@ impl Runner<'_> {
             }
             let mut pod = LocalPod::taken_over(prepared.policy, record);
             if record.state == ReplicaState::Running
-                && let Some(keeper) = record.pid
+                && let Some(replica) = record.pid
             {
                 let started_at = record.started_at.unwrap_or_else(jiff::Timestamp::now);
-                let generation = pod.started(keeper.pid, started_at);
-                let exit_file = crate::keeper::exit_file(&prepared.launch.log_path);
+                let generation = pod.started(replica.pid, started_at);
+                let exit_file = crate::shim::exit_file(&prepared.launch.log_path);
                 let uid = self.uid.clone();
                 let slot = slot.clone();
-                // A keeper that is gone is seen at once; one that runs is waited for.
+                // A replica that is gone is seen at once; one that runs is waited for.
                 self.exits.spawn(async move {
-                    let code = adopted_exit(keeper, exit_file, uid).await;
+                    let code = adopted_exit(replica, exit_file, uid).await;
                     Exit {
                         slot,
                         generation,
-                        pid: keeper.pid,
+                        pid: replica.pid,
                         code,
                     }
                 });

@@ -65,9 +65,13 @@ pub enum Supervision {
         /// How to start the job's watchdog.
         watchdog: HelperCommand,
     },
-    /// `trainctl server`: the replicas outlive a server that dies. Each runs under a keeper that
-    /// records its exit code and writes to its log file itself; the next server takes them over.
-    Detached,
+    /// `trainctl server`: the replicas outlive a server that dies. The shim starts them (see
+    /// [`Reaper::connect_shim`]), records their exit codes, and they write to their log files
+    /// themselves; the next server takes them over.
+    Detached {
+        /// How to start the shim when none runs.
+        shim: HelperCommand,
+    },
 }
 
 /// The settings of a run, beyond the job.
@@ -210,7 +214,7 @@ pub async fn run_recorded(
                     source,
                 })?,
         ),
-        Supervision::Detached => None,
+        Supervision::Detached { .. } => None,
     };
     let taken_over = record.owner != Some(me);
     let mut runner = Runner {
@@ -238,7 +242,7 @@ pub async fn run_recorded(
         new_events: Vec::new(),
         adopted: false,
     };
-    if taken_over && matches!(settings.supervision, Supervision::Detached) {
+    if taken_over && matches!(settings.supervision, Supervision::Detached { .. }) {
         runner.take_over(store)?;
     }
     let end = runner.drive(store).await?;
@@ -576,7 +580,9 @@ impl Runner<'_> {
                 self.reaper
                     .start_replica(&prepared.launch, &self.uid, self.console)
             }
-            Supervision::Detached => self.reaper.start_kept_replica(&prepared.launch, &self.uid),
+            Supervision::Detached { .. } => {
+                self.reaper.start_kept_replica(&prepared.launch, &self.uid)
+            }
         };
         match started {
             Ok(started) => {

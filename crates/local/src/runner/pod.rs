@@ -59,7 +59,7 @@ impl PodRestart {
 /// The process running for a pod now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Running {
-    /// The keeper's pid (and the process group's id).
+    /// The replica's pid (and its process group's id).
     pub pid: i32,
     /// Which start of the pod this is; an exit reported for an older start is stale.
     pub generation: u64,
@@ -152,7 +152,7 @@ impl LocalPod {
         }
     }
 
-    /// Records that a process started with keeper `pid`; returns its generation.
+    /// Records that the replica's process started with `pid`; returns its generation.
     pub fn started(&mut self, pid: i32, now: Timestamp) -> u64 {
         self.starts += 1;
         self.running = Some(Running {

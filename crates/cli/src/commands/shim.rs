@@ -1,0 +1,16 @@
+//! `trainctl __shim`: the parent of a server's replicas (see `trainctl_local::shim`).
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use trainctl_local::shim;
+
+use crate::cli::ShimArgs;
+
+/// Starts the replicas a server asks for and records their exit codes, until none is left and no
+/// server is connected.
+pub fn run(args: &ShimArgs) -> anyhow::Result<ExitCode> {
+    shim::serve(&args.socket)
+        .with_context(|| format!("the shim cannot serve on {}", args.socket.display()))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,446 @@
+//! The shim: the parent of a server's replicas, so that they outlive a server that dies and their
+//! exit codes are known all the same (containerd's shim, one for the whole server).
+//!
+//! A server starts `trainctl __shim` once, in a process group of its own, listening on a Unix
+//! socket in the state directory; it asks the shim to start each replica ([`Shim::start`]), in a
+//! process group of its own, marked as its job's, with its output going straight to its log file.
+//! The shim waits for its replicas; when one exits, it writes the exit code (`128 + n` for signal
+//! `n`) to the replica's exit file, kills the replica's group (a container's processes end with
+//! its main process), reaps it, and tells the server. It ends once it has no replica left and no
+//! server connected.
+//!
+//! A shim rather than a keeper process per replica: a replica's start then costs one exec, as a
+//! container's does, instead of two (BENCHMARKS.md, issue 5).
+//!
+//! When the server dies, the shim goes on: the next server connects to it, adopts the replicas
+//! that still run (they are not its children, so it watches them in `/proc` until they are gone,
+//! see [`adopted_exit`](crate::process::adopted_exit)) and reads the exit codes of those that
+//! ended from their exit files. Should the shim die instead, its replicas come back to the server
+//! that started it (their subreaper), which reaps them itself: every replica started through the
+//! shim is also expected by the server's [`Reaper`].
+//!
+//! The protocol is one JSON object per line: the server says `Hello` with its environment (the
+//! replicas inherit the environment of the server that starts them, not of the one that started
+//! the shim) and then `Start`s; the shim answers each `Start` in order, and says `Exited` when a
+//! replica it started for any server ends.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, BufRead as _, BufReader, Write as _};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::logs::open_log_file;
+use crate::process::{HelperCommand, KILLED, Launch, Reaper, StartedProcess, Waiters, status_code};
+use crate::watchdog::MARKER_ENV;
+
+/// The shim's socket in a state directory.
+#[must_use]
+pub fn socket_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("shim.sock")
+}
+
+/// What a server sends the shim.
+#[derive(Debug, Serialize, Deserialize)]
+enum Request {
+    /// The server's environment, which the replicas it starts inherit.
+    Hello { env: Vec<(OsString, OsString)> },
+    /// Start a replica.
+    Start(StartRequest),
+}
+
+/// One replica to start.
+#[derive(Debug, Serialize, Deserialize)]
+struct StartRequest {
+    argv: Vec<String>,
+    /// The pod's env and the job's marker, on top of the server's.
+    env: Vec<(String, String)>,
+    working_dir: Option<PathBuf>,
+    log_path: PathBuf,
+    exit_file: PathBuf,
+}
+
+/// What the shim sends a server.
+#[derive(Debug, Serialize, Deserialize)]
+enum Reply {
+    /// The replica of the last `Start` runs with this pid (also its process group's id).
+    Started { pid: i32 },
+    /// The replica of the last `Start` could not be started.
+    Failed { error: String, not_found: bool },
+    /// A replica ended with this exit code.
+    Exited { pid: i32, code: i32 },
+}
+
+/// What the shim keeps: the connected server and the replicas that run.
+#[derive(Default)]
+struct ShimState {
+    server: Option<UnixStream>,
+    env: Vec<(OsString, OsString)>,
+    /// Replica pid → its exit file.
+    replicas: HashMap<i32, PathBuf>,
+}
+
+type Shared = Arc<Mutex<ShimState>>;
+
+fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, ShimState> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the shim on `socket` until it has no replica left and no server connected.
+pub fn serve(socket: &Path) -> io::Result<()> {
+    // A socket left by a shim that died is in the way; a live shim's is not touched (a server
+    // starts a shim only when it cannot connect to one).
+    let _ = fs::remove_file(socket);
+    let listener = UnixListener::bind(socket)?;
+    let shared: Shared = Arc::default();
+    let (wake, woken) = mpsc::channel();
+    let reaper_state = Arc::clone(&shared);
+    thread::Builder::new()
+        .name("shim-reaper".to_owned())
+        .spawn(move || reap(&reaper_state, &woken))?;
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        lock(&shared).server = Some(stream.try_clone()?);
+        serve_server(&shared, stream, &wake);
+        let mut state = lock(&shared);
+        state.server = None;
+        if state.replicas.is_empty() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Answers one server's requests until it disconnects.
+fn serve_server(shared: &Shared, stream: UnixStream, wake: &mpsc::Sender<()>) {
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { return };
+        let answered = match serde_json::from_str(&line) {
+            Ok(Request::Hello { env }) => {
+                lock(shared).env = env;
+                Ok(())
+            }
+            Ok(Request::Start(request)) => start(shared, &request, wake),
+            Err(error) => answer(
+                &mut lock(shared),
+                &Reply::Failed {
+                    error: format!("not a shim request: {error}"),
+                    not_found: false,
+                },
+            ),
+        };
+        if answered.is_err() {
+            return;
+        }
+    }
+}
+
+/// Sends `reply` to the connected server.
+fn answer(state: &mut ShimState, reply: &Reply) -> io::Result<()> {
+    match &mut state.server {
+        Some(server) => send(server, reply),
+        None => Err(io::ErrorKind::NotConnected.into()),
+    }
+}
+
+/// Starts one replica and answers the server.
+fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io::Result<()> {
+    let failed = |error: io::Error| Reply::Failed {
+        not_found: error.kind() == io::ErrorKind::NotFound,
+        error: error.to_string(),
+    };
+    let Some((program, args)) = request.argv.split_first() else {
+        let empty = io::Error::new(io::ErrorKind::InvalidInput, "the command is empty");
+        return answer(&mut lock(shared), &failed(empty));
+    };
+    let output = open_log_file(&request.log_path).and_then(|file| {
+        let copy = file.try_clone()?;
+        Ok((file, copy))
+    });
+    let cleared = match fs::remove_file(&request.exit_file) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    };
+    // Held from the spawn to the answer: the reaper says a replica exited only once it is
+    // recorded and the server has heard that it started.
+    let mut state = lock(shared);
+    let (stdout, stderr) = match cleared.and(output) {
+        Ok(output) => output,
+        Err(error) => return answer(&mut state, &failed(error)),
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(state.env.iter().map(|(name, value)| (name, value)))
+        .envs(request.env.iter().map(|(name, value)| (name, value)))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    if let Some(dir) = &request.working_dir {
+        command.current_dir(dir);
+    }
+    let reply = match command.spawn() {
+        Ok(child) => {
+            let pid = child.id().cast_signed();
+            state.replicas.insert(pid, request.exit_file.clone());
+            let _ = wake.send(());
+            Reply::Started { pid }
+        }
+        Err(error) => failed(error),
+    };
+    answer(&mut state, &reply)
+}
+
+/// The shim's reaper: records each replica's exit code, kills its group, reaps it, and tells the
+/// server; ends the shim when the last replica is gone and no server is connected.
+fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
+    loop {
+        match waitid(Id::All, WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(status) => {
+                let Some(pid) = status.pid() else { continue };
+                let code = status_code(status);
+                let exit_file = lock(shared).replicas.get(&pid.as_raw()).cloned();
+                // Written while the replica is still a zombie: whoever sees it gone finds its code.
+                if let Some(exit_file) = &exit_file {
+                    let _ = fs::write(exit_file, format!("{code}\n"));
+                    let _ = killpg(pid, Signal::SIGKILL);
+                }
+                let _ = waitpid(pid, None);
+                let mut state = lock(shared);
+                state.replicas.remove(&pid.as_raw());
+                if let Some(server) = &mut state.server {
+                    let _ = send(
+                        server,
+                        &Reply::Exited {
+                            pid: pid.as_raw(),
+                            code,
+                        },
+                    );
+                }
+                if state.replicas.is_empty() && state.server.is_none() {
+                    std::process::exit(0);
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(_) => {
+                if woken.recv().is_err() {
+                    return;
+                }
+                while woken.try_recv().is_ok() {}
+            }
+        }
+    }
+}
+
+fn send(stream: &mut UnixStream, message: &impl Serialize) -> io::Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
+    line.push(b'\n');
+    stream.write_all(&line)
+}
+
+/// A server's connection to the shim.
+#[derive(Debug)]
+pub struct Shim {
+    /// The requests, and the answers to `Start`s, in order.
+    requests: Mutex<(UnixStream, mpsc::Receiver<Result<i32, io::Error>>)>,
+    /// Where the exit code of each `Start` sent and not yet answered goes, in order.
+    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
+    /// Whether this process started the shim (so that it is the subreaper of what the shim's
+    /// replicas leave behind).
+    started_here: bool,
+}
+
+impl Shim {
+    /// Connects to the shim of `state_dir`, starting one with `helper` when none answers. The
+    /// replicas it starts are expected by `reaper` too: should the shim die, they come back to
+    /// this process.
+    pub fn connect_or_start(
+        state_dir: &Path,
+        helper: &HelperCommand,
+        reaper: &Reaper,
+    ) -> io::Result<Shim> {
+        let socket = socket_path(state_dir);
+        let (mut stream, started_here) = match UnixStream::connect(&socket) {
+            Ok(stream) => (stream, false),
+            Err(_) => (start_shim(&socket, helper, reaper)?, true),
+        };
+        let (answers, replies) = mpsc::channel();
+        let exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>> = Arc::default();
+        let replies_reader = Replies {
+            answers,
+            exits: Arc::clone(&exits),
+            waiters: reaper.waiters(),
+        };
+        let lines = BufReader::new(stream.try_clone()?);
+        thread::Builder::new()
+            .name("shim-client".to_owned())
+            .spawn(move || replies_reader.read(lines))?;
+        send(
+            &mut stream,
+            &Request::Hello {
+                env: std::env::vars_os().collect(),
+            },
+        )?;
+        Ok(Shim {
+            requests: Mutex::new((stream, replies)),
+            exits,
+            started_here,
+        })
+    }
+
+    /// Whether what the shim's replicas leave behind comes back to this process.
+    #[must_use]
+    pub fn started_here(&self) -> bool {
+        self.started_here
+    }
+
+    /// Starts a replica through the shim: `launch`'s command in a new process group, with its
+    /// output appended straight to its log file, marked as the job `job_uid`'s.
+    pub fn start(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
+        let mut env = launch.env.clone();
+        env.push((MARKER_ENV.to_owned(), job_uid.to_owned()));
+        let request = Request::Start(StartRequest {
+            argv: launch.argv.clone(),
+            env,
+            working_dir: launch.working_dir.clone(),
+            log_path: launch.log_path.clone(),
+            exit_file: exit_file(&launch.log_path),
+        });
+        let (sender, exit) = oneshot::channel();
+        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        let (stream, replies) = &mut *requests;
+        self.exits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(sender);
+        send(stream, &request)?;
+        let pid = replies.recv().unwrap_or_else(|_| {
+            Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the shim that starts the replicas is gone",
+            ))
+        })?;
+        Ok(StartedProcess {
+            pid,
+            exit,
+            pump: None,
+        })
+    }
+}
+
+/// The shim's replies, as a server reads them.
+struct Replies {
+    /// Where the answers to `Start`s go.
+    answers: mpsc::Sender<Result<i32, io::Error>>,
+    /// The exit code's destination of each `Start` not answered yet.
+    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
+    /// The server's reaper's waiters.
+    waiters: Waiters,
+}
+
+impl Replies {
+    /// Hands each answer to the waiting `Start` (a started replica's exit is expected before the
+    /// next reply is read, which may be its exit) and each exit to its waiter.
+    fn read(self, lines: BufReader<UnixStream>) {
+        for line in lines.lines() {
+            let Ok(line) = line else { return };
+            let next_exit = || {
+                self.exits
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop_front()
+            };
+            let answer = match serde_json::from_str::<Reply>(&line) {
+                Ok(Reply::Exited { pid, code }) => {
+                    self.waiters.deliver(pid, code);
+                    continue;
+                }
+                Ok(Reply::Started { pid }) => {
+                    if let Some(exit) = next_exit() {
+                        self.waiters.expect(pid, exit);
+                    }
+                    Ok(pid)
+                }
+                Ok(Reply::Failed { error, not_found }) => {
+                    next_exit();
+                    let kind = if not_found {
+                        io::ErrorKind::NotFound
+                    } else {
+                        io::ErrorKind::Other
+                    };
+                    Err(io::Error::new(kind, error))
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the shim sent what is not a reply");
+                    continue;
+                }
+            };
+            if self.answers.send(answer).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Starts a shim listening on `socket` and connects to it.
+fn start_shim(socket: &Path, helper: &HelperCommand, reaper: &Reaper) -> io::Result<UnixStream> {
+    let mut command = Command::new(&helper.program);
+    command
+        .args(&helper.args)
+        .arg("--socket")
+        .arg(socket)
+        .stdin(Stdio::null())
+        .process_group(0);
+    let pid = reaper.spawn_helper(&mut command)?;
+    // The shim binds its socket as it starts.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match UnixStream::connect(socket) {
+            Ok(stream) => return Ok(stream),
+            Err(error) if std::time::Instant::now() > deadline => {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!(
+                        "the shim (pid {pid}) does not answer on {}: {error}",
+                        socket.display()
+                    ),
+                ));
+            }
+            Err(_) => thread::sleep(std::time::Duration::from_millis(2)),
+        }
+    }
+}
+
+/// The exit-code file of the replica whose output goes to `log_path`.
+#[must_use]
+pub fn exit_file(log_path: &Path) -> PathBuf {
+    log_path.with_extension("exit")
+}
+
+/// The exit code the shim recorded in `exit_file`, or `None` when it recorded none (yet, or
+/// ever: the shim was killed).
+#[must_use]
+pub fn recorded_exit_code(exit_file: &Path) -> Option<i32> {
+    let text = fs::read_to_string(exit_file).ok()?;
+    text.strip_suffix('\n')?.parse().ok()
+}
+
+/// The exit code the shim recorded in `exit_file`, or `137` when it recorded none.
+#[must_use]
+pub fn exit_code(exit_file: &Path) -> i32 {
+    recorded_exit_code(exit_file).unwrap_or(KILLED)
+}
