@@ -6,6 +6,7 @@ mod describe;
 mod get;
 mod keeper;
 mod logs;
+mod operator;
 mod render;
 mod run;
 mod server;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(args) => wait::run(&args, state),
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
+        Command::Operator(args) => operator::run(&args),
         Command::Watchdog(args) => watchdog::run(&args),
         Command::Keeper(args) => keeper::run(&args),
     }
