@@ -88,7 +88,7 @@ impl Endpoint {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::Duration;
 
     use tokio::sync::oneshot;
@@ -96,8 +96,8 @@ mod tests {
     use super::*;
     use crate::health::{Phase, WEDGED_AFTER};
 
-    /// `GET url`: the status, content type and body.
-    async fn get(url: String) -> (u16, String, String) {
+    /// `GET url` over HTTP: the status, content type and body.
+    pub(crate) async fn get(url: String) -> (u16, String, String) {
         tokio::task::spawn_blocking(move || {
             let agent: ureq::Agent = ureq::Agent::config_builder()
                 .http_status_as_error(false)

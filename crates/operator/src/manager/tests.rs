@@ -233,19 +233,9 @@ impl Running {
 
     /// `GET path`: the status and body.
     async fn get(&self, path: &str) -> (u16, String) {
-        let url = format!("http://{}{path}", self.address);
-        tokio::task::spawn_blocking(move || {
-            let agent: ureq::Agent = ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(5)))
-                .build()
-                .into();
-            let mut response = agent.get(&url).call().expect("answers");
-            let body = response.body_mut().read_to_string().expect("text");
-            (response.status().as_u16(), body)
-        })
-        .await
-        .expect("no panic")
+        let (status, _, body) =
+            crate::http::tests::get(format!("http://{}{path}", self.address)).await;
+        (status, body)
     }
 
     /// Waits for the operator to end; its outcome and the requests the API server saw.
