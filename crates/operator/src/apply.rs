@@ -65,6 +65,9 @@ pub async fn apply(
     if let Some(status) = &plan.status {
         write_status(ctx, job.kind(), job.namespace(), job.name(), status).await?;
     }
+    // Counted once the status recording them is written: a failed write plans them again.
+    ctx.metrics
+        .transitions(job.namespace(), job.kind(), &plan.transitions);
     let regarding = job::object_reference(job);
     for event in &plan.events {
         ctx.publish(&regarding, event, "Reconcile", None).await;

@@ -1,5 +1,7 @@
 //! [`Context`]: what every reconcile shares (controller-rs style: passed as an `Arc`, no globals).
 
+use std::sync::Arc;
+
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -7,7 +9,10 @@ use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 use trainctl_engine::reconcile::JobEvent;
 
-/// The client, the event recorder and the operator's settings for the objects it builds.
+use crate::metrics::Metrics;
+
+/// The client, the event recorder, the metrics and the operator's settings for the objects it
+/// builds.
 #[derive(Clone)]
 pub struct Context {
     /// The Kubernetes client.
@@ -18,10 +23,13 @@ pub struct Context {
     pub build: BuildOptions,
     /// Who reports the events.
     pub reporter: Reporter,
+    /// The metrics reconciles count into.
+    pub metrics: Arc<Metrics>,
 }
 
 impl Context {
-    /// A context whose events are reported by [`FIELD_MANAGER`](crate::FIELD_MANAGER).
+    /// A context whose events are reported by [`FIELD_MANAGER`](crate::FIELD_MANAGER), counting
+    /// into metrics of its own.
     #[must_use]
     pub fn new(client: Client, build: BuildOptions) -> Context {
         let reporter = Reporter {
@@ -33,7 +41,14 @@ impl Context {
             client,
             build,
             reporter,
+            metrics: Arc::default(),
         }
+    }
+
+    /// The context counting into `metrics`.
+    #[must_use]
+    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
+        Context { metrics, ..self }
     }
 
     /// Records an event about a job (`regarding`), done to `related` (a pod or service) if

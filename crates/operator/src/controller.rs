@@ -3,42 +3,116 @@
 //! they all run.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use futures_util::StreamExt as _;
 use futures_util::future;
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::api::{Api, DynamicObject, ListParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource as _, ResourceExt as _};
+use tokio::sync::{Semaphore, watch};
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use trainctl_engine::naming::{self, OPERATOR_NAME_LABEL};
-use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang};
+use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang, Transition};
 
 use crate::context::Context;
 use crate::error::Error;
+use crate::health::Health;
 use crate::{apply, gang, job, observe, validate};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
 pub const RETRY_AFTER: Duration = Duration::from_secs(5);
 
-/// Runs the controllers of every kind until their watches end; `namespace` limits them to one
-/// namespace (`None`: the whole cluster).
-pub async fn run(ctx: Arc<Context>, namespace: Option<&str>) {
-    let controllers = JobKind::ALL.map(|kind| controller(kind, Arc::clone(&ctx), namespace));
-    future::join_all(controllers).await;
+/// What the controllers watch and how many reconciles they run at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The kinds that get a controller.
+    pub kinds: Vec<JobKind>,
+    /// The namespaces watched; empty: every namespace.
+    pub namespaces: Vec<String>,
+    /// How many reconciles of one kind run at once, across its namespaces.
+    pub threads: usize,
 }
 
-/// The controller of one kind: reconciles a job when it changes, when a pod or service it
-/// controls changes, and when its plan asks to be woken up.
-async fn controller(kind: JobKind, ctx: Arc<Context>, namespace: Option<&str>) {
+/// Runs one controller per kind and namespace of `scope` until `stopping` turns true (then
+/// they take no new work and return once their in-flight reconciles have finished). `health`
+/// hears when every job cache has had its first list, and tracks the reconciles in flight.
+pub async fn run(
+    ctx: Arc<Context>,
+    scope: &Scope,
+    stopping: watch::Receiver<bool>,
+    health: Arc<Health>,
+) {
+    let mut stores = Vec::new();
+    let mut controllers = Vec::new();
+    let namespaces: Vec<Option<&str>> = if scope.namespaces.is_empty() {
+        vec![None]
+    } else {
+        scope
+            .namespaces
+            .iter()
+            .map(|ns| Some(ns.as_str()))
+            .collect()
+    };
+    for &kind in &scope.kinds {
+        // One gate per kind, shared by its namespaces: `--controller-threads` is per kind, as
+        // upstream's MaxConcurrentReconciles is per controller.
+        let gate = Arc::new(Semaphore::new(scope.threads.max(1)));
+        for &namespace in &namespaces {
+            let lane = Lane {
+                kind,
+                gate: Arc::clone(&gate),
+                stopping: stopping.clone(),
+                health: Arc::clone(&health),
+            };
+            let (store, controller) = controller(lane, Arc::clone(&ctx), namespace);
+            stores.push(store);
+            controllers.push(controller);
+        }
+    }
+    let synced = async {
+        let ready = future::join_all(stores.iter().map(Store::wait_until_ready)).await;
+        if ready.iter().all(Result::is_ok) {
+            tracing::info!("the job caches are synced");
+            health.caches_synced();
+        }
+    };
+    future::join(future::join_all(controllers), synced).await;
+}
+
+/// What the reconciles of one kind share: the gate bounding how many run at once, the stop
+/// signal, the health tracker.
+#[derive(Clone)]
+struct Lane {
+    kind: JobKind,
+    gate: Arc<Semaphore>,
+    stopping: watch::Receiver<bool>,
+    health: Arc<Health>,
+}
+
+/// Resolves once `stopping` turns true (or its sender is gone).
+async fn stopped(mut stopping: watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stopping| *stopping).await;
+}
+
+/// The controller of one kind in one namespace (`None`: all): reconciles a job when it
+/// changes, when a pod or service it controls changes, and when its plan asks to be woken up.
+/// Returns its job cache and the controller, to be awaited.
+fn controller(
+    lane: Lane,
+    ctx: Arc<Context>,
+    namespace: Option<&str>,
+) -> (Store<DynamicObject>, impl Future<Output = ()> + use<>) {
+    let kind = lane.kind;
     let resource = job::api_resource(kind);
     let client = ctx.client.clone();
     let (jobs, pods, services) = match namespace {
         Some(namespace) => (
-            Api::namespaced_with(client.clone(), namespace, &resource),
+            Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource),
             Api::<Pod>::namespaced(client.clone(), namespace),
             Api::<Service>::namespaced(client, namespace),
         ),
@@ -48,12 +122,24 @@ async fn controller(kind: JobKind, ctx: Arc<Context>, namespace: Option<&str>) {
             Api::<Service>::all(client),
         ),
     };
-    // Only this kind's children are cached, not every pod of the cluster.
+    // The job watch feeds the cache and the triggers, and counts the deletions it sees.
+    let writer = reflector::store::Writer::new(resource.clone());
+    let store = writer.as_reader();
+    let metrics = Arc::clone(&ctx.metrics);
+    let jobs = reflector::reflector(writer, watcher(jobs, watcher::Config::default()))
+        .inspect_ok(move |event| {
+            if let watcher::Event::Delete(job) = event {
+                metrics.deleted(&job.namespace().unwrap_or_default(), kind);
+            }
+        })
+        .applied_objects();
+    // Only this kind's children are watched, not every pod of the cluster.
     let children = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
-    let mut controller = Controller::new_with(jobs, watcher::Config::default(), resource)
+    let mut controller = Controller::for_stream_with(jobs, store.clone(), resource.clone())
         .owns(pods, children.clone())
-        .owns(services, children);
+        .owns(services, children)
+        .graceful_shutdown_on(stopped(lane.stopping.clone()));
     if let Some(scheduler) = ctx.build.gang_scheduler() {
         // Volcano admitting the gang (its PodGroup leaving `Pending`) is what lets pods be created.
         let resource = gang::pod_group_resource(&scheduler);
@@ -63,19 +149,61 @@ async fn controller(kind: JobKind, ctx: Arc<Context>, namespace: Option<&str>) {
         };
         controller = controller.owns_with(pod_groups, resource, watcher::Config::default());
     }
-    controller
+    let cache = store.clone();
+    let running = controller
         .run(
-            move |object, ctx| reconcile(kind, object, ctx),
+            move |object, ctx| {
+                reconcile_in_turn(lane.clone(), cache.clone(), resource.clone(), object, ctx)
+            },
             error_policy,
             ctx,
         )
-        .for_each(|outcome| async move {
+        .for_each(move |outcome| async move {
             match outcome {
                 Ok((job, _)) => tracing::debug!(%kind, job = %job.name, "reconciled"),
-                Err(error) => tracing::warn!(%kind, %error, "reconcile failed"),
+                // The error policy logged it.
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                // A child's event for a job deleted since: nothing to do.
+                Err(controller::Error::ObjectNotFound(job)) => {
+                    tracing::debug!(%kind, %job, "the job is gone");
+                }
+                Err(error) => tracing::warn!(%kind, %error, "watching failed; retrying"),
             }
-        })
-        .await;
+        });
+    (store, running)
+}
+
+/// Waits for a free thread of the kind (counted in `trainctl_queue_depth` meanwhile), then
+/// reconciles the job as the cache holds it by then; a job that was deleted meanwhile, or a
+/// wait interrupted by shutdown, is dropped. Times the reconcile and counts its error.
+async fn reconcile_in_turn(
+    lane: Lane,
+    cache: Store<DynamicObject>,
+    resource: ApiResource,
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let kind = lane.kind;
+    let queued = ctx.metrics.queued(kind);
+    let _permit = tokio::select! {
+        permit = lane.gate.acquire() => permit.expect("the gate is never closed"),
+        () = stopped(lane.stopping.clone()) => return Ok(Action::await_change()),
+    };
+    drop(queued);
+    let Some(object) = cache.get(&ObjectRef::from_obj_with(object.as_ref(), resource)) else {
+        return Ok(Action::await_change());
+    };
+    let started = Instant::now();
+    let job = format!(
+        "{kind} {}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    );
+    let _in_flight = lane.health.reconcile_started(job, started);
+    let outcome = reconcile(kind, object, Arc::clone(&ctx)).await;
+    ctx.metrics
+        .reconciled(kind, started.elapsed(), outcome.as_ref().err());
+    outcome
 }
 
 /// Retries a failed reconcile after [`RETRY_AFTER`].
@@ -191,6 +319,8 @@ async fn refuse(
     if let Some(status) = validate::refused_status(kind, previous.as_ref(), &message, now) {
         tracing::warn!(%message, "refusing the job");
         apply::write_status(ctx, kind, &namespace, &name, &status).await?;
+        ctx.metrics
+            .transitions(&namespace, kind, &[Transition::Failed]);
         let event = JobEvent::new(EventType::Warning, validate::refused_reason(kind), message);
         let regarding = object.object_ref(&job::api_resource(kind));
         ctx.publish(&regarding, &event, "Validate", None).await;

@@ -16,16 +16,31 @@
 //! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
 //! half-way is simply run again.
 //!
+//! Around the reconcile, the process `trainctl operator` runs ([`manager`]): the connection to
+//! the cluster with a client-side rate limit ([`connect`], [`rate_limit`]), leader election on a
+//! Lease ([`leader`]), `/metrics` ([`metrics`]), `/healthz` and `/readyz` ([`health`],
+//! [`http`]), and a graceful stop on `SIGTERM` ([`shutdown`]); [`settings`] is what the flags
+//! decide. docs/operator.md describes them for operators of the operator.
+//!
 //! [`Observed`]: trainctl_engine::Observed
 //! [`Plan`]: trainctl_engine::Plan
 
 pub mod apply;
+pub mod connect;
 pub mod context;
 pub mod controller;
 pub mod error;
 pub mod gang;
+pub mod health;
+pub mod http;
 pub mod job;
+pub mod leader;
+pub mod manager;
+pub mod metrics;
 pub mod observe;
+pub mod rate_limit;
+pub mod settings;
+pub mod shutdown;
 pub mod validate;
 
 #[cfg(test)]
@@ -34,8 +49,9 @@ mod fixtures;
 mod tests;
 
 pub use context::Context;
-pub use controller::{reconcile, reconcile_at, run};
+pub use controller::{reconcile, reconcile_at};
 pub use error::Error;
+pub use settings::Settings;
 
 /// The field manager of every server-side apply, and the reporting controller of events.
 pub const FIELD_MANAGER: &str = "trainctl";

@@ -4,31 +4,18 @@
 
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use trainctl_api::TrainingJob;
 use trainctl_engine::reconcile::Transition;
-
-/// The labels of the job counters.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct JobLabels {
-    job_namespace: String,
-    framework: String,
-}
+use trainctl_metrics::JobCounters;
 
 /// The server's metrics.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    created: Family<JobLabels, Counter>,
-    deleted: Family<JobLabels, Counter>,
-    successful: Family<JobLabels, Counter>,
-    failed: Family<JobLabels, Counter>,
-    restarted: Family<JobLabels, Counter>,
+    jobs: JobCounters,
     reconcile: Histogram,
     admission_wait: Histogram,
     queue_depth: Gauge,
@@ -37,33 +24,12 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::default();
-        let created = Family::<JobLabels, Counter>::default();
-        let deleted = Family::<JobLabels, Counter>::default();
-        let successful = Family::<JobLabels, Counter>::default();
-        let failed = Family::<JobLabels, Counter>::default();
-        let restarted = Family::<JobLabels, Counter>::default();
+        let jobs = JobCounters::register(&mut registry);
         // 10 µs to about 80 ms.
         let reconcile = Histogram::new(exponential_buckets(0.000_01, 2.0, 14));
         // 10 ms to about 3 h.
         let admission_wait = Histogram::new(exponential_buckets(0.01, 2.0, 21));
         let queue_depth = Gauge::default();
-        for (name, help, family) in [
-            ("training_operator_jobs_created", "Jobs created", &created),
-            ("training_operator_jobs_deleted", "Jobs deleted", &deleted),
-            (
-                "training_operator_jobs_successful",
-                "Jobs that succeeded",
-                &successful,
-            ),
-            ("training_operator_jobs_failed", "Jobs that failed", &failed),
-            (
-                "training_operator_jobs_restarted",
-                "Jobs that went into Restarting",
-                &restarted,
-            ),
-        ] {
-            registry.register(name, help, family.clone());
-        }
         registry.register(
             "trainctl_reconcile_duration_seconds",
             "How long one reconcile of a job took",
@@ -81,11 +47,7 @@ impl Default for Metrics {
         );
         Metrics {
             registry,
-            created,
-            deleted,
-            successful,
-            failed,
-            restarted,
+            jobs,
             reconcile,
             admission_wait,
             queue_depth,
@@ -97,20 +59,13 @@ impl Metrics {
     /// Counts a reconcile of `job`: its duration and the transitions it made.
     pub fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration) {
         self.reconcile.observe(took.as_secs_f64());
-        for transition in transitions {
-            let family = match transition {
-                Transition::Created => &self.created,
-                Transition::Restarted => &self.restarted,
-                Transition::Succeeded => &self.successful,
-                Transition::Failed => &self.failed,
-            };
-            family.get_or_create(&labels(job)).inc();
-        }
+        self.jobs
+            .transitions(job.namespace(), job.kind(), transitions);
     }
 
     /// Counts a deleted job.
     pub fn deleted(&self, job: &TrainingJob) {
-        self.deleted.get_or_create(&labels(job)).inc();
+        self.jobs.deleted(job.namespace(), job.kind());
     }
 
     /// Records how long a job waited for admission.
@@ -123,17 +78,7 @@ impl Metrics {
     pub fn encode(&self, queue_depth: usize) -> String {
         self.queue_depth
             .set(i64::try_from(queue_depth).unwrap_or(i64::MAX));
-        let mut text = String::new();
-        // Writing to a String cannot fail.
-        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
-        text
-    }
-}
-
-fn labels(job: &TrainingJob) -> JobLabels {
-    JobLabels {
-        job_namespace: job.namespace().to_owned(),
-        framework: job.kind().framework().to_owned(),
+        trainctl_metrics::encode(&self.registry)
     }
 }
 

@@ -5,6 +5,7 @@ mod delete;
 mod describe;
 mod get;
 mod logs;
+mod operator;
 mod render;
 mod run;
 mod server;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(args) => wait::run(&args, state),
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
+        Command::Operator(args) => operator::run(&args),
         Command::Watchdog(args) => watchdog::run(&args),
         Command::Shim(args) => shim::run(&args),
     }

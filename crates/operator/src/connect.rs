@@ -1,0 +1,134 @@
+//! Connecting to the cluster the way kubectl does: a kubeconfig (`--kubeconfig`, else
+//! `KUBECONFIG`, else `~/.kube/config`; its current context or `--context`), else the pod's
+//! service account (in-cluster). Requests then go through the client-side rate limit.
+
+use std::path::PathBuf;
+
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
+use kube::{Client, Config};
+
+use crate::rate_limit::{RateLimitLayer, RateLimits};
+
+/// Where the cluster's address and credentials come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterAccess {
+    /// A kubeconfig file to use instead of `KUBECONFIG` and `~/.kube/config`.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use instead of its current one.
+    pub context: Option<String>,
+}
+
+/// Why no client could be made. kube's errors already write their causes into their messages,
+/// so they are shown, not chained as sources (which would print each cause twice).
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// Neither a kubeconfig nor a service account was found.
+    #[error(
+        "no cluster to connect to: give a kubeconfig with --kubeconfig FILE or the KUBECONFIG \
+         variable (and --context NAME to pick one of its contexts), or run the operator in a pod \
+         with a service account ({0})"
+    )]
+    NoCluster(kube::config::InferConfigError),
+    /// The kubeconfig named by `--kubeconfig` cannot be used.
+    #[error("cannot use the kubeconfig {path}: {error}")]
+    Kubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        error: KubeconfigError,
+    },
+    /// The default kubeconfig cannot be used with the given context.
+    #[error("cannot use the context {context} of the kubeconfig: {error}")]
+    Context {
+        /// The context asked for.
+        context: String,
+        /// What is wrong.
+        error: KubeconfigError,
+    },
+    /// The client cannot be built from the configuration (TLS, proxy).
+    #[error("cannot build the Kubernetes client: {0}")]
+    Client(kube::Error),
+}
+
+/// The client configuration `access` leads to.
+pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
+    let options = KubeConfigOptions {
+        context: access.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    match (&access.kubeconfig, &access.context) {
+        (Some(path), _) => {
+            let error = |error| ConnectError::Kubeconfig {
+                path: path.clone(),
+                error,
+            };
+            let kubeconfig = Kubeconfig::read_from(path).map_err(error)?;
+            Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(error)
+        }
+        (None, Some(context)) => {
+            Config::from_kubeconfig(&options)
+                .await
+                .map_err(|error| ConnectError::Context {
+                    context: context.clone(),
+                    error,
+                })
+        }
+        (None, None) => Config::infer().await.map_err(ConnectError::NoCluster),
+    }
+}
+
+/// A client for `config` whose requests are rate-limited by `limits`.
+pub fn client(config: Config, limits: RateLimits) -> Result<Client, ConnectError> {
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(ConnectError::Client)?
+        .with_layer(&RateLimitLayer::new(limits))
+        .build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_kubeconfig_file_is_used_with_its_context() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\ncurrent-context: a\n\
+             clusters:\n- name: a\n  cluster: {server: 'https://a.example:6443'}\n\
+             - name: b\n  cluster: {server: 'https://b.example:6443'}\n\
+             contexts:\n- name: a\n  context: {cluster: a, user: u, namespace: team-a}\n\
+             - name: b\n  context: {cluster: b, user: u}\n\
+             users:\n- name: u\n  user: {token: secret}\n",
+        )
+        .expect("writes");
+        let mut access = ClusterAccess {
+            kubeconfig: Some(path.clone()),
+            context: None,
+        };
+        let config = config(&access).await.expect("a config");
+        assert_eq!(config.cluster_url.to_string(), "https://a.example:6443/");
+        assert_eq!(config.default_namespace, "team-a");
+        access.context = Some("b".to_owned());
+        let config = super::config(&access).await.expect("a config");
+        assert_eq!(config.cluster_url.to_string(), "https://b.example:6443/");
+        assert!(client(config, RateLimits::default()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_missing_kubeconfig_file_is_named() {
+        let access = ClusterAccess {
+            kubeconfig: Some(PathBuf::from("/nonexistent/kubeconfig")),
+            context: None,
+        };
+        let error = config(&access).await.expect_err("no such file");
+        assert_eq!(
+            error.to_string(),
+            "cannot use the kubeconfig /nonexistent/kubeconfig: failed to read kubeconfig from \
+             '\"/nonexistent/kubeconfig\"': No such file or directory (os error 2)"
+        );
+    }
+}
