@@ -1,6 +1,6 @@
 //! `deploy/` holds together with the code (docs/deploy.md): every manifest reads as its
 //! Kubernetes type field for field, the Deployment passes only arguments `trainctl operator`
-//! accepts, the ClusterRole allows what the operator does and covers what it grants MPI
+//! accepts, the `ClusterRole` allows what the operator does and covers what it grants MPI
 //! launchers, versions follow the workspace, and the Grafana dashboard queries the operator's
 //! metrics through a data source variable.
 //!
@@ -28,7 +28,7 @@ use trainctl_engine::objects::{BuildOptions, build_objects};
 /// The namespace the plain manifests install into, as the Kubeflow training operator's do.
 const NAMESPACE: &str = "kubeflow";
 
-/// The operator's service account, and the name of its ClusterRole and binding.
+/// The operator's service account, and the name of its `ClusterRole` and binding.
 const OPERATOR: &str = "trainctl-operator";
 
 fn repository() -> PathBuf {
@@ -199,7 +199,11 @@ fn yaml_files(directory: &Path) -> BTreeSet<String> {
                 .to_string_lossy()
                 .into_owned()
         })
-        .filter(|name| name.ends_with(".yaml"))
+        .filter(|name| {
+            Path::new(name)
+                .extension()
+                .is_some_and(|extension| extension == "yaml")
+        })
         .collect()
 }
 
@@ -521,24 +525,26 @@ spec:
     Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: tf}]}}}
 ";
 
+/// An object's apiVersion and name, with the `plural` of its resource.
+fn named<T: Serialize>(plural: &'static str, object: &T) -> (String, &'static str, String) {
+    let value = json(object);
+    let api_version = value["apiVersion"]
+        .as_str()
+        .expect("an apiVersion")
+        .to_owned();
+    let name = value["metadata"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    (api_version, plural, name)
+}
+
 /// Every object the operator would create for `manifest`, as (apiVersion, plural, name).
 fn created_objects(manifest: &str) -> Vec<(String, &'static str, String)> {
     let loaded = trainctl_api::manifest::load_str("job.yaml", manifest);
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
     let job = &only(&loaded.jobs, "job").job;
     let objects = build_objects(job, &BuildOptions::default());
-    fn named<T: Serialize>(plural: &'static str, object: &T) -> (String, &'static str, String) {
-        let value = json(object);
-        let api_version = value["apiVersion"]
-            .as_str()
-            .expect("an apiVersion")
-            .to_owned();
-        let name = value["metadata"]["name"]
-            .as_str()
-            .expect("a name")
-            .to_owned();
-        (api_version, plural, name)
-    }
     let mut created = Vec::new();
     created.extend(objects.pods.iter().map(|object| named("pods", object)));
     created.extend(
@@ -704,12 +710,12 @@ fn the_grafana_dashboard_queries_the_operator_metrics_through_a_datasource_varia
             queries.push(target["expr"].as_str().expect("an expression").to_owned());
         }
     }
-    let queried: BTreeSet<&str> = queries
+    let metrics: BTreeSet<&str> = queries
         .iter()
         .flat_map(|query| query.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
         .filter(|word| word.starts_with("trainctl_") || word.starts_with("training_operator_"))
         .collect();
-    assert_eq!(queried, BTreeSet::from(OPERATOR_METRICS));
+    assert_eq!(metrics, BTreeSet::from(OPERATOR_METRICS));
     for quantile in ["0.5", "0.99"] {
         assert!(
             queries
