@@ -16,6 +16,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", env = "TRAINCTL_HOME")]
     pub state_dir: Option<PathBuf>,
 
+    /// Where submit, get, describe, logs, delete, wait, suspend and resume act: a cluster.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -30,9 +34,38 @@ Examples:
   trainctl get                               the jobs run here, with their state
   trainctl describe digits-mwms              one job: spec, replicas, conditions, events
   trainctl logs digits-mwms --replica worker-1 -f
+  trainctl --kube submit -f job.yaml         the same commands on the kubeconfig's cluster
+  trainctl --kube --context prod get -o wide
   trainctl validate -f job.yaml              check a manifest (exit 0 valid, 2 invalid)
   trainctl render -f job.yaml                the Pods and Services the operator would create
   trainctl crd --dir deploy/crds             write the CustomResourceDefinitions";
+
+/// Cluster mode: the job commands talk to the Kubernetes API server of a kubeconfig context
+/// instead of this machine's state directory.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Cluster mode")]
+pub struct ClusterArgs {
+    /// Act on a Kubernetes cluster: submit, get, describe, logs, delete, wait, suspend and resume
+    /// use the kubeconfig's current context (KUBECONFIG, else ~/.kube/config; in a pod, its
+    /// service account), with the same output as on this machine.
+    #[arg(long, global = true, env = "TRAINCTL_KUBE")]
+    pub kube: bool,
+
+    /// The kubeconfig context to use [default: the current context]; implies --kube.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// The kubeconfig file [default: KUBECONFIG, else ~/.kube/config]; implies --kube.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+impl ClusterArgs {
+    /// Whether the commands act on a cluster.
+    pub fn enabled(&self) -> bool {
+        self.kube || self.context.is_some() || self.kubeconfig.is_some()
+    }
+}
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -257,14 +290,9 @@ pub struct GetArgs {
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
 
-    /// The namespace.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        value_name = "NS",
-        default_value = "default"
-    )]
-    pub namespace: String,
+    /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
 
     /// Every namespace.
     #[arg(short = 'A', long = "all-namespaces", conflicts_with = "namespace")]
@@ -294,14 +322,9 @@ pub struct JobArgs {
     #[arg(value_name = "[KIND] NAME", num_args = 1..=2, required = true)]
     pub target: Vec<String>,
 
-    /// The namespace.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        value_name = "NS",
-        default_value = "default"
-    )]
-    pub namespace: String,
+    /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
 }
 
 /// Arguments of `logs`.

@@ -1,0 +1,1 @@
+//! Cluster mode against a mock API server.
