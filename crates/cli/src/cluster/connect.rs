@@ -72,7 +72,7 @@ fn is_missing(error: &KubeconfigError) -> bool {
 fn kubeconfig_error(error: KubeconfigError) -> ClusterError {
     match error {
         KubeconfigError::FindPath => ClusterError::NoKubeconfig,
-        KubeconfigError::ReadConfig(source, path) => ClusterError::ReadKubeconfig { path, source },
+        KubeconfigError::ReadConfig(reason, path) => ClusterError::ReadKubeconfig { path, reason },
         KubeconfigError::CurrentContextNotSet => ClusterError::NoContext,
         KubeconfigError::LoadContext(context) => ClusterError::UnknownContext(context),
         other => ClusterError::Kubeconfig(other.to_string()),

@@ -19,15 +19,15 @@ pub enum ClusterError {
     NoKubeconfig,
     /// The kubeconfig file could not be read.
     #[error(
-        "cannot read the kubeconfig {}: {source}; point KUBECONFIG or --kubeconfig at kubectl's \
+        "cannot read the kubeconfig {}: {reason}; point KUBECONFIG or --kubeconfig at kubectl's \
          config file",
         .path.display()
     )]
     ReadKubeconfig {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (said in the message, not chained again).
+        reason: std::io::Error,
     },
     /// The kubeconfig names no current context and none was given.
     #[error("the kubeconfig has no current context; name one with --context")]

@@ -9,7 +9,7 @@ pub mod logs;
 mod render;
 mod run;
 mod server;
-mod submit;
+pub mod submit;
 mod suspend;
 pub mod target;
 mod validate;
@@ -84,22 +84,32 @@ fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode>
     let mut out = BufWriter::new(io::stdout().lock());
     let result = runtime.block_on(async {
         let cluster = cluster::connect(flags).await?;
-        let out = &mut out;
-        match command {
-            Command::Submit(args) => {
-                let checked = checked.context("the manifest was checked above")?;
-                submit::in_cluster(checked, &args, &cluster, out).await
-            }
-            Command::Get(args) => get::in_cluster(&args, &cluster, out).await,
-            Command::Describe(args) => describe::in_cluster(&args, &cluster, out).await,
-            Command::Logs(args) => logs::in_cluster(&args, &cluster, out).await,
-            Command::Delete(args) => delete::in_cluster(&args, &cluster, out).await,
-            Command::Wait(args) => wait::in_cluster(&args, &cluster, out).await,
-            Command::Suspend(args) => suspend::in_cluster(&args, &cluster, true, out).await,
-            Command::Resume(args) => suspend::in_cluster(&args, &cluster, false, out).await,
-            _ => unreachable!("`run` sends only the job commands here"),
-        }
+        on_cluster(command, checked, &cluster, &mut out).await
     });
     out.flush()?;
     result
+}
+
+/// Runs a job command on `cluster`, printing on `out`; a `submit` comes with its manifest,
+/// checked.
+pub async fn on_cluster(
+    command: Command,
+    checked: Option<submit::Checked>,
+    cluster: &cluster::Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Submit(args) => {
+            let checked = checked.context("a submit comes with its checked manifest")?;
+            submit::in_cluster(checked, &args, cluster, out).await
+        }
+        Command::Get(args) => get::in_cluster(&args, cluster, out).await,
+        Command::Describe(args) => describe::in_cluster(&args, cluster, out).await,
+        Command::Logs(args) => logs::in_cluster(&args, cluster, out).await,
+        Command::Delete(args) => delete::in_cluster(&args, cluster, out).await,
+        Command::Wait(args) => wait::in_cluster(&args, cluster, out).await,
+        Command::Suspend(args) => suspend::in_cluster(&args, cluster, true, out).await,
+        Command::Resume(args) => suspend::in_cluster(&args, cluster, false, out).await,
+        _ => anyhow::bail!("this command has no cluster mode"),
+    }
 }

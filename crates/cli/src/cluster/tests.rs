@@ -1,1 +1,0 @@
-//! Cluster mode against a mock API server.
