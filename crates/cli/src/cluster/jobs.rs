@@ -417,3 +417,47 @@ fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, String> {
         .and_then(serde_json::from_value)
         .map_err(|error| error.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use trainctl_api::{ConditionStatus, JobCondition};
+
+    use super::*;
+
+    fn with(conditions: &[(JobConditionType, ConditionStatus)]) -> JobStatus {
+        JobStatus {
+            conditions: conditions
+                .iter()
+                .map(|&(type_, status)| JobCondition {
+                    type_,
+                    status,
+                    reason: String::new(),
+                    message: String::new(),
+                    last_update_time: None,
+                    last_transition_time: None,
+                })
+                .collect(),
+            ..JobStatus::default()
+        }
+    }
+
+    #[test]
+    fn state_is_the_condition_that_holds_in_lifecycle_order() {
+        use ConditionStatus::{False, True};
+        use JobConditionType::{Created, Failed, Restarting, Running, Succeeded, Suspended};
+        let cases = [
+            (vec![], "Pending"),
+            (vec![(Created, True)], "Created"),
+            (vec![(Created, True), (Running, False)], "Created"),
+            (vec![(Created, True), (Running, True)], "Running"),
+            (vec![(Running, True), (Restarting, True)], "Restarting"),
+            (vec![(Running, False), (Suspended, True)], "Suspended"),
+            (vec![(Running, False), (Failed, True)], "Failed"),
+            (vec![(Running, False), (Succeeded, True)], "Succeeded"),
+        ];
+        for (conditions, expected) in cases {
+            assert_eq!(state(Some(&with(&conditions))), expected, "{conditions:?}");
+        }
+        assert_eq!(state(None), "Pending");
+    }
+}

@@ -71,9 +71,15 @@ impl Cluster {
         if !request.follow {
             for pod in pods {
                 if let Some((_, source)) = started(&request, pod) {
-                    let mut reader = self
-                        .open_log(request.job.namespace(), &source, false)
-                        .await?;
+                    let opened = self.open_log(request.job.namespace(), &source, false);
+                    let mut reader = match opened.await {
+                        Ok(reader) => reader,
+                        // Deleted, or restarting, since it was listed: no log to print.
+                        Err(ClusterError::Api {
+                            code: 400 | 404, ..
+                        }) => continue,
+                        Err(error) => return Err(error),
+                    };
                     copy(&mut reader, source.prefix, |chunk| out.write_all(&chunk))
                         .await
                         .map_err(|error| Cluster::read_error(request.job, &error))?;

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
+use futures_util::future::try_join;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Container;
 use trainctl_api::{
@@ -44,8 +45,7 @@ pub async fn in_cluster(
 ) -> anyhow::Result<ExitCode> {
     let target = Target::parse(args, &cluster.namespace)?;
     let found = cluster.job(&target, "describe").await?;
-    let pods = cluster.pods_of(&found).await?;
-    let events = cluster.events_of(&found).await?;
+    let (pods, events) = try_join(cluster.pods_of(&found), cluster.events_of(&found)).await?;
     let description = Description {
         state: found.state().to_owned(),
         uid: found.uid().to_owned(),

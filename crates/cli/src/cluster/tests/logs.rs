@@ -257,3 +257,21 @@ async fn followed_logs_stop_at_the_jobs_end_without_waiting_for_a_replica_left_r
     assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
     assert_eq!(outcome.stdout, "chief-0  | step 1\nchief-0  | step 2\n");
 }
+
+#[tokio::test]
+async fn logs_skip_a_pod_deleted_since_it_was_listed() {
+    let outcome = trainctl(&["logs", "tfjob", "mnist"], |sent| {
+        if sent.path() == "/api/v1/namespaces/default/pods/mnist-chief-0/log" {
+            return status(
+                404,
+                "NotFound",
+                "pods \"mnist-chief-0\" not found",
+                Some("mnist-chief-0"),
+            );
+        }
+        cluster_with_logs(sent)
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "worker-0 | loss 0.5\nworker-0 | killed\n");
+}
