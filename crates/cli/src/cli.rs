@@ -230,10 +230,6 @@ Examples:
     /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
     #[command(name = "__watchdog", hide = true)]
     Watchdog(WatchdogArgs),
-
-    /// Internal: what a server's replica runs under, so that it outlives a server that dies.
-    #[command(name = "__keeper", hide = true)]
-    Keeper(KeeperArgs),
 }
 
 /// Arguments of `run`.
@@ -423,18 +419,6 @@ pub struct WatchdogArgs {
     /// The uid of the job whose replicas it watches.
     #[arg(long)]
     pub job_uid: String,
-}
-
-/// Arguments of the internal `__keeper`.
-#[derive(Debug, Args)]
-pub struct KeeperArgs {
-    /// Where the command's exit code is written when it ends.
-    #[arg(long, value_name = "FILE")]
-    pub exit_file: PathBuf,
-
-    /// The replica's command and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Arguments of `validate`.

@@ -36,11 +36,9 @@ pub fn attached() -> Supervision {
     }
 }
 
-/// A server's replicas: they outlive it, each under this binary's `__keeper`.
+/// A server's replicas: they outlive it, each under a keeper.
 pub fn detached() -> Supervision {
-    Supervision::Detached {
-        keeper: this_binary("__keeper"),
-    }
+    Supervision::Detached
 }
 
 /// A hidden subcommand of this binary.

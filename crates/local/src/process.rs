@@ -143,6 +143,24 @@ impl Reaper {
         Ok(child)
     }
 
+    /// Kills what the job `job_uid` left behind outside its replicas' groups (processes that
+    /// called `setsid`): every process marked with the job's uid.
+    ///
+    /// Once every replica's main process is gone, anything a replica started is a descendant of
+    /// one of this process's children (it is their subreaper). When every child is a process this
+    /// reaper started (some job's replica or watchdog), nothing was left behind, and the process
+    /// table is not scanned: a server ends jobs while others run, and a scan reads every
+    /// process's environment.
+    pub fn kill_strays(&self, job_uid: &str) {
+        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let left_behind =
+            children().is_none_or(|children| children.iter().any(|pid| !waiting.contains_key(pid)));
+        drop(waiting);
+        if left_behind {
+            kill_marked(job_uid);
+        }
+    }
+
     /// Starts a replica: `launch`'s command in a new process group, with its output going to its
     /// log file and `console`, marked as the job `job_uid`'s.
     pub fn start_replica(
@@ -188,12 +206,7 @@ impl Reaper {
     /// Starts a replica that can outlive this process: `launch`'s command under the
     /// [`keeper`](crate::keeper) in a new process group, with its output appended straight to
     /// its log file, marked as the job `job_uid`'s.
-    pub fn start_kept_replica(
-        &self,
-        launch: &Launch,
-        job_uid: &str,
-        keeper: &HelperCommand,
-    ) -> io::Result<StartedProcess> {
+    pub fn start_kept_replica(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
         if launch.argv.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -206,19 +219,13 @@ impl Reaper {
             Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
             _ => {}
         }
-        let mut command = Command::new(&keeper.program);
+        let mut command = crate::keeper::command(&exit_file, &launch.argv);
         command
-            .args(&keeper.args)
-            .arg("--exit-file")
-            .arg(&exit_file)
-            .arg("--")
-            .args(&launch.argv)
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .env(MARKER_ENV, job_uid)
             .stdin(Stdio::null())
             .stdout(file.try_clone()?)
-            .stderr(file)
-            .process_group(0);
+            .stderr(file);
         if let Some(dir) = &launch.working_dir {
             command.current_dir(dir);
         }
@@ -348,7 +355,7 @@ pub async fn adopted_exit(keeper: ProcessIdentity, exit_file: PathBuf, job_uid: 
     while keeper.is_alive() {
         tokio::time::sleep(ADOPTED_POLL).await;
     }
-    if !exit_file.exists() {
+    if crate::keeper::recorded_exit_code(&exit_file).is_none() {
         // Only the job's own processes: the group's id may be another's by now.
         kill_marked_where(&job_uid, |group| group == Some(keeper.pid));
     }
@@ -358,19 +365,6 @@ pub async fn adopted_exit(keeper: ProcessIdentity, exit_file: PathBuf, job_uid: 
 /// Sends `signal` to a replica's process group; a group that is gone already is no error.
 pub fn signal_group(pgid: i32, signal: Signal) {
     let _ = killpg(Pid::from_raw(pgid), signal);
-}
-
-/// Kills what the job left behind outside its replicas' groups (processes that called `setsid`):
-/// every process marked with the job's uid.
-///
-/// Once every replica's main process is gone, anything a replica started is a descendant of one
-/// of this process's children (it is their subreaper), so without children other than `keep`
-/// there is nothing to look for.
-pub fn kill_strays(job_uid: &str, keep: &[i32]) {
-    if children().is_some_and(|children| children.iter().all(|pid| keep.contains(pid))) {
-        return;
-    }
-    kill_marked(job_uid);
 }
 
 /// Kills every process marked with the job's uid.

@@ -4,7 +4,6 @@ mod crd;
 mod delete;
 pub mod describe;
 mod get;
-mod keeper;
 pub mod logs;
 mod render;
 mod run;
@@ -63,7 +62,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Watchdog(args) => watchdog::run(&args),
-        Command::Keeper(args) => keeper::run(&args),
     }
 }
 

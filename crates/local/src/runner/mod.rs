@@ -33,7 +33,7 @@ use trainctl_engine::reconcile::{
 use crate::admission::Allocation;
 use crate::logs::Console;
 use crate::ports::PortReservation;
-use crate::process::{HelperCommand, Reaper, Watchdog, kill_marked, kill_strays, signal_group};
+use crate::process::{HelperCommand, Reaper, Watchdog, kill_marked, signal_group};
 use crate::process_identity::ProcessIdentity;
 use crate::resources::NodeCapacity;
 use crate::store::{
@@ -67,10 +67,7 @@ pub enum Supervision {
     },
     /// `trainctl server`: the replicas outlive a server that dies. Each runs under a keeper that
     /// records its exit code and writes to its log file itself; the next server takes them over.
-    Detached {
-        /// How to start a replica's keeper.
-        keeper: HelperCommand,
-    },
+    Detached,
 }
 
 /// The settings of a run, beyond the job.
@@ -213,7 +210,7 @@ pub async fn run_recorded(
                     source,
                 })?,
         ),
-        Supervision::Detached { .. } => None,
+        Supervision::Detached => None,
     };
     let taken_over = record.owner != Some(me);
     let mut runner = Runner {
@@ -241,7 +238,7 @@ pub async fn run_recorded(
         new_events: Vec::new(),
         adopted: false,
     };
-    if taken_over && matches!(settings.supervision, Supervision::Detached { .. }) {
+    if taken_over && matches!(settings.supervision, Supervision::Detached) {
         runner.take_over(store)?;
     }
     let end = runner.drive(store).await?;
@@ -579,10 +576,7 @@ impl Runner<'_> {
                 self.reaper
                     .start_replica(&prepared.launch, &self.uid, self.console)
             }
-            Supervision::Detached { keeper } => {
-                self.reaper
-                    .start_kept_replica(&prepared.launch, &self.uid, keeper)
-            }
+            Supervision::Detached => self.reaper.start_kept_replica(&prepared.launch, &self.uid),
         };
         match started {
             Ok(started) => {
@@ -833,8 +827,7 @@ impl Runner<'_> {
         if self.adopted {
             kill_marked(&self.uid);
         } else {
-            let keep: Vec<i32> = self.watchdog.iter().map(Watchdog::pid).collect();
-            kill_strays(&self.uid, &keep);
+            self.reaper.kill_strays(&self.uid);
         }
         if let Some(watchdog) = &mut self.watchdog {
             watchdog.done();
