@@ -16,6 +16,10 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", env = "TRAINCTL_HOME")]
     pub state_dir: Option<PathBuf>,
 
+    /// Where submit, get, describe, logs, delete, wait, suspend and resume act: a cluster.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -30,9 +34,40 @@ Examples:
   trainctl get                               the jobs run here, with their state
   trainctl describe digits-mwms              one job: spec, replicas, conditions, events
   trainctl logs digits-mwms --replica worker-1 -f
+  trainctl --kube submit -f job.yaml         the same commands on the kubeconfig's cluster
+  trainctl --kube --context prod get -o wide
   trainctl validate -f job.yaml              check a manifest (exit 0 valid, 2 invalid)
   trainctl render -f job.yaml                the Pods and Services the operator would create
   trainctl crd --dir deploy/crds             write the CustomResourceDefinitions";
+
+/// Cluster mode: the job commands talk to the Kubernetes API server of a kubeconfig context
+/// instead of this machine's state directory.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Cluster mode")]
+pub struct ClusterArgs {
+    /// Act on a Kubernetes cluster: submit, get, describe, logs, delete, wait, suspend and resume
+    /// use the kubeconfig's current context (KUBECONFIG, else ~/.kube/config; in a pod, its
+    /// service account), with the same output as on this machine.
+    #[arg(long, global = true, env = "TRAINCTL_KUBE")]
+    pub kube: bool,
+
+    /// The kubeconfig context to use [default: the current context]; implies --kube for the job
+    /// commands (the operator uses it too).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// The kubeconfig file [default: KUBECONFIG, else ~/.kube/config]; implies --kube for the job
+    /// commands (the operator uses it too).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+impl ClusterArgs {
+    /// Whether the commands act on a cluster.
+    pub fn enabled(&self) -> bool {
+        self.kube || self.context.is_some() || self.kubeconfig.is_some()
+    }
+}
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -85,34 +120,42 @@ Examples:
     Run(RunArgs),
 
     /// Send jobs to the local control plane (`trainctl server`), which queues them and runs each
-    /// when this machine has room. The manifest is checked here first: an invalid one is reported
-    /// as `validate` does (exit 2), and no server is needed for that.
+    /// when this machine has room; with --kube, create them in the cluster. The manifest is
+    /// checked here first: an invalid one is reported as `validate` does (exit 2), and no server
+    /// is needed for that.
     #[command(after_help = "\
 A job of the same namespace, kind and name that has finished is replaced; one that has not is a
 conflict (exit 1). Follow a submitted job with `trainctl get`, `trainctl logs -f` and
 `trainctl wait`.
 
+With --kube, the jobs are created (defaulted, as `validate -o yaml` prints them) in -n, else the
+context's namespace; the manifest's ConfigMaps and Secrets are applied first (server-side
+apply). A job that exists already is an error (exit 1), as with `kubectl create`.
+
 Examples:
   trainctl submit -f job.yaml
   trainctl submit -f job.yaml -n team-a          in namespace team-a
-  cat job.yaml | trainctl submit -f -            read standard input")]
+  cat job.yaml | trainctl submit -f -            read standard input
+  trainctl --kube submit -f job.yaml             in the kubeconfig's cluster")]
     Submit(SubmitArgs),
 
-    /// List the jobs run on this machine, or show one: NAME, STATE, AGE (`-o wide` adds
-    /// replicas, restarts and duration).
+    /// List the jobs run on this machine (with --kube, a cluster's), or show one: NAME, STATE,
+    /// AGE (`-o wide` adds replicas, restarts and duration).
     #[command(after_help = "\
 Examples:
   trainctl get                       every job, every kind
   trainctl get tfjobs                TFJobs only (kubectl spellings: tfjob, tfjobs, TFJob)
-  trainctl get tfjob digits-mwms -o yaml")]
+  trainctl get tfjob digits-mwms -o yaml
+  trainctl --kube get -A -o wide     every job of the cluster, every namespace")]
     Get(GetArgs),
 
-    /// Show one job in detail: its spec in short, state and times, each replica's process, the
-    /// job's conditions and its events.
+    /// Show one job in detail: its spec in short, state and times, each replica's process (with
+    /// --kube, its pod), the job's conditions and its events.
     #[command(after_help = "\
 Examples:
   trainctl describe digits-mwms
-  trainctl describe tfjob digits-mwms -n team-a")]
+  trainctl describe tfjob digits-mwms -n team-a
+  trainctl --kube describe digits-mwms        replicas from the pods, events from the cluster")]
     Describe(JobArgs),
 
     /// Print a job's logs: one replica's with `--replica`, else every replica's (`--all`), each
@@ -123,7 +166,8 @@ Examples:
   trainctl logs digits-mwms
   trainctl logs digits-mwms --replica worker-1
   trainctl logs tfjob digits-mwms --replica chief-0
-  trainctl logs digits-mwms -f                  every replica, as it writes, until the job ends")]
+  trainctl logs digits-mwms -f                  every replica, as it writes, until the job ends
+  trainctl --kube logs digits-mwms -f           every pod's framework container, the same way")]
     Logs(LogsArgs),
 
     /// Wait until a job has a condition (`Succeeded`, `Failed`, `Running`...), or is deleted.
@@ -137,31 +181,38 @@ Examples:
   trainctl wait digits-mwms --for condition=Succeeded
   trainctl wait tfjob digits-mwms --for=condition=Running --timeout 2m
   trainctl wait digits-mwms --for delete --timeout 1m
-  trainctl submit -f job.yaml && trainctl wait digits-mwms --for condition=Succeeded --timeout 1h")]
+  trainctl submit -f job.yaml && trainctl wait digits-mwms --for condition=Succeeded --timeout 1h
+  trainctl --kube wait digits-mwms --for condition=Succeeded --timeout 1h   watches the job")]
     Wait(WaitArgs),
 
     /// Suspend a job through the local control plane: its replicas are stopped and the machine's
-    /// CPUs, memory and GPUs it held are given back until `trainctl resume`.
+    /// CPUs, memory and GPUs it held are given back until `trainctl resume`. With --kube, set
+    /// its `spec.runPolicy.suspend` in the cluster.
     #[command(after_help = "\
 Examples:
   trainctl suspend digits-mwms
-  trainctl suspend pytorchjob digits-mwms -n team-a")]
+  trainctl suspend pytorchjob digits-mwms -n team-a
+  trainctl --kube suspend digits-mwms")]
     Suspend(JobArgs),
 
     /// Resume a suspended job through the local control plane: it is queued again and starts
-    /// when the machine has room.
+    /// when the machine has room. With --kube, clear its `spec.runPolicy.suspend` in the cluster.
     #[command(after_help = "\
 Examples:
   trainctl resume digits-mwms
-  trainctl resume pytorchjob digits-mwms -n team-a")]
+  trainctl resume pytorchjob digits-mwms -n team-a
+  trainctl --kube resume digits-mwms")]
     Resume(JobArgs),
 
     /// Delete a job through the local control plane: its replicas are stopped (SIGTERM, grace
-    /// period, SIGKILL), then the job, its events and its logs are removed.
+    /// period, SIGKILL), then the job, its events and its logs are removed. With --kube, delete
+    /// it in the cluster as kubectl does: in the background (the job goes at once, the garbage
+    /// collector removes its pods and services after).
     #[command(after_help = "\
 Examples:
   trainctl delete digits-mwms
-  trainctl delete tfjob digits-mwms -n team-a")]
+  trainctl delete tfjob digits-mwms -n team-a
+  trainctl --kube delete digits-mwms && trainctl --kube wait digits-mwms --for delete")]
     Delete(JobArgs),
 
     /// Run the local control plane: it queues submitted jobs, admits them as this machine's
@@ -273,14 +324,9 @@ pub struct GetArgs {
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
 
-    /// The namespace.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        value_name = "NS",
-        default_value = "default"
-    )]
-    pub namespace: String,
+    /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
 
     /// Every namespace.
     #[arg(short = 'A', long = "all-namespaces", conflicts_with = "namespace")]
@@ -310,14 +356,9 @@ pub struct JobArgs {
     #[arg(value_name = "[KIND] NAME", num_args = 1..=2, required = true)]
     pub target: Vec<String>,
 
-    /// The namespace.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        value_name = "NS",
-        default_value = "default"
-    )]
-    pub namespace: String,
+    /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
 }
 
 /// Arguments of `logs`.
@@ -461,14 +502,6 @@ pub struct OperatorArgs {
     /// Image of MPI's init container delivering kubectl to the launcher.
     #[arg(long, value_name = "IMAGE", default_value = trainctl_engine::objects::DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE)]
     pub mpi_kubectl_delivery_image: String,
-
-    /// The kubeconfig file [default: KUBECONFIG, else ~/.kube/config, else in-cluster].
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-
-    /// The kubeconfig context [default: its current context].
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
 
     /// Log format on stderr [default: text on a terminal, else json]. `RUST_LOG` filters (default
     /// info).

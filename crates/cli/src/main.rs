@@ -4,6 +4,7 @@
 
 mod cli;
 mod client;
+mod cluster;
 mod commands;
 mod diagnostics;
 mod machine;

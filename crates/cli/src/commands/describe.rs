@@ -2,8 +2,10 @@
 //! times, the spec in short, the replicas' processes, the conditions and the events.
 
 use std::fmt::Write as _;
+use std::io::Write;
 use std::process::ExitCode;
 
+use futures_util::future::try_join;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Container;
 use trainctl_api::{
@@ -12,8 +14,9 @@ use trainctl_api::{
 use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord, Store};
 
 use crate::cli::JobArgs;
+use crate::cluster::Cluster;
 use crate::commands::get;
-use crate::commands::target::Target;
+use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
 use crate::table::Table;
 
@@ -24,54 +27,174 @@ const NONE: &str = "<none>";
 
 /// Prints the job; exit 1 when it does not exist.
 pub fn run(args: &JobArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let target = Target::parse(args)?;
+    let target = Target::parse(args, DEFAULT_NAMESPACE)?;
     let store = Store::open(&state_dir(state)?)?;
     let record = target.get(&store, "describe")?;
-    let description = Description {
-        state: record.state(),
-        replicas: store.replicas(&record.uid)?,
-        events: store.events(&record.uid)?,
-        record,
-    };
+    let replicas = store.replicas(&record.uid)?;
+    let events = store.events(&record.uid)?;
+    let description = Description::local(record.state(), record, &replicas, &events);
     print!("{}", description.render(Timestamp::now()));
     Ok(ExitCode::SUCCESS)
 }
 
-/// Everything `describe` shows of a job.
+/// Prints a job of the cluster; exit 1 when it does not exist.
+pub async fn in_cluster(
+    args: &JobArgs,
+    cluster: &Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(args, &cluster.namespace)?;
+    let found = cluster.job(&target, "describe").await?;
+    let (pods, events) = try_join(cluster.pods_of(&found), cluster.events_of(&found)).await?;
+    let description = Description {
+        state: found.state().to_owned(),
+        uid: found.uid().to_owned(),
+        created: found.created(),
+        replicas: crate::cluster::replica_rows(&found.job, &pods),
+        placement: Placement::Node,
+        events,
+        job: found.job,
+    };
+    out.write_all(description.render(Timestamp::now()).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Everything `describe` shows of a job, on this machine or on a cluster.
 #[derive(Debug)]
 pub struct Description {
-    /// The job.
-    pub record: JobRecord,
+    /// The job, status included.
+    pub job: TrainingJob,
+    /// Its `metadata.uid`.
+    pub uid: String,
+    /// When it was recorded here, or created in the cluster.
+    pub created: Option<Timestamp>,
     /// Its state in one word, as `get` shows it.
-    pub state: &'static str,
-    /// Its replicas.
-    pub replicas: Vec<ReplicaRecord>,
+    pub state: String,
+    /// Its replicas, in slot order.
+    pub replicas: Vec<ReplicaRow>,
+    /// What locates a replica.
+    pub placement: Placement,
     /// Its events, oldest first.
-    pub events: Vec<EventRecord>,
+    pub events: Vec<EventRow>,
+}
+
+/// What locates a replica: the column between RESTARTS and PORT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Its process id (a replica on this machine).
+    Process,
+    /// Its pod's node (a replica on a cluster).
+    Node,
+}
+
+impl Placement {
+    fn header(self) -> &'static str {
+        match self {
+            Placement::Process => "PID",
+            Placement::Node => "NODE",
+        }
+    }
+}
+
+/// One replica as `describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRow {
+    /// `worker-1`.
+    pub name: String,
+    /// Its state (here) or its pod's phase (on a cluster).
+    pub state: String,
+    /// The last exit code.
+    pub exit_code: Option<i32>,
+    /// How many times it restarted.
+    pub restarts: i32,
+    /// Its process id or its node ([`Placement`]).
+    pub place: Option<String>,
+    /// Its port.
+    pub port: Option<u16>,
+    /// Its GPUs: their indices here, their count on a cluster.
+    pub gpus: Option<String>,
+    /// When its process or container last started.
+    pub started: Option<Timestamp>,
+}
+
+/// One event as `describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    /// When it (last) happened.
+    pub time: Timestamp,
+    /// `Normal` or `Warning`.
+    pub type_: String,
+    /// The reason, one word.
+    pub reason: String,
+    /// What happened.
+    pub message: String,
 }
 
 impl Description {
+    /// The description of a job recorded on this machine, in `state`.
+    pub fn local(
+        state: &str,
+        record: JobRecord,
+        replicas: &[ReplicaRecord],
+        events: &[EventRecord],
+    ) -> Description {
+        Description {
+            uid: record.uid,
+            created: Some(record.created_at),
+            state: state.to_owned(),
+            replicas: replicas
+                .iter()
+                .map(|replica| ReplicaRow {
+                    name: replica.name(),
+                    state: replica.state.as_str().to_owned(),
+                    exit_code: replica.exit_code,
+                    restarts: replica.restarts,
+                    place: replica.pid.map(|pid| pid.pid.to_string()),
+                    port: replica.port,
+                    gpus: (!replica.gpus.is_empty()).then(|| {
+                        let gpus: Vec<String> = replica.gpus.iter().map(u32::to_string).collect();
+                        gpus.join(",")
+                    }),
+                    started: replica.started_at,
+                })
+                .collect(),
+            placement: Placement::Process,
+            events: events
+                .iter()
+                .map(|event| EventRow {
+                    time: event.time,
+                    type_: event.type_.clone(),
+                    reason: event.reason.clone(),
+                    message: event.message.clone(),
+                })
+                .collect(),
+            job: record.job,
+        }
+    }
+
     /// The text, ages counted up to `now`.
     pub fn render(&self, now: Timestamp) -> String {
-        let record = &self.record;
-        let status = record.job.status();
+        let job = &self.job;
+        let status = job.status();
         let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
         let completed = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
         let mut head = vec![
-            ("Name:", record.name.clone()),
-            ("Namespace:", record.namespace.clone()),
-            ("Kind:", record.kind.as_str().to_owned()),
-            ("UID:", record.uid.clone()),
-            ("State:", self.state.to_owned()),
-            (
+            ("Name:", job.name().to_owned()),
+            ("Namespace:", job.namespace().to_owned()),
+            ("Kind:", job.kind().as_str().to_owned()),
+            ("UID:", self.uid.clone()),
+            ("State:", self.state.clone()),
+        ];
+        if let Some(created) = self.created {
+            head.push((
                 "Created:",
                 format!(
                     "{} ({} ago)",
-                    time(record.created_at),
-                    get::age(now.duration_since(record.created_at))
+                    time(created),
+                    get::age(now.duration_since(created))
                 ),
-            ),
-        ];
+            ));
+        }
         if let Some(started) = started {
             head.push(("Started:", time(started)));
         }
@@ -84,10 +207,10 @@ impl Description {
         let mut out = String::new();
         fields(&mut out, 0, &head);
         out.push_str("Spec:\n");
-        for (replica_type, spec) in record.job.replica_specs().iter() {
-            replica_spec(&mut out, &record.job, replica_type, spec);
+        for (replica_type, spec) in job.replica_specs().iter() {
+            replica_spec(&mut out, job, replica_type, spec);
         }
-        run_policy(&mut out, record.job.run_policy());
+        run_policy(&mut out, job.run_policy());
         section(&mut out, "Replicas:", self.replicas_table());
         section(&mut out, "Conditions:", self.conditions_table());
         section(&mut out, "Events:", self.events_table(now));
@@ -96,23 +219,25 @@ impl Description {
 
     fn replicas_table(&self) -> Option<Table> {
         let mut table = Table::new([
-            "REPLICA", "STATE", "EXIT", "RESTARTS", "PID", "PORT", "GPUS", "STARTED",
+            "REPLICA",
+            "STATE",
+            "EXIT",
+            "RESTARTS",
+            self.placement.header(),
+            "PORT",
+            "GPUS",
+            "STARTED",
         ]);
         for replica in &self.replicas {
-            let gpus: Vec<String> = replica.gpus.iter().map(u32::to_string).collect();
             table.row([
-                replica.name(),
-                replica.state.as_str().to_owned(),
+                replica.name.clone(),
+                replica.state.clone(),
                 or_dash(replica.exit_code),
                 replica.restarts.to_string(),
-                or_dash(replica.pid.map(|pid| pid.pid)),
+                or_dash(replica.place.as_ref()),
                 or_dash(replica.port),
-                if gpus.is_empty() {
-                    "-".to_owned()
-                } else {
-                    gpus.join(",")
-                },
-                or_dash(replica.started_at.map(time)),
+                or_dash(replica.gpus.as_ref()),
+                or_dash(replica.started.map(time)),
             ]);
         }
         (!self.replicas.is_empty()).then_some(table)
@@ -120,7 +245,6 @@ impl Description {
 
     fn conditions_table(&self) -> Option<Table> {
         let conditions = self
-            .record
             .job
             .status()
             .map(|status| status.conditions.as_slice())

@@ -1,5 +1,8 @@
-//! `trainctl get`: the jobs in the state directory, as a kubectl-like table or as objects.
+//! `trainctl get`: the jobs in the state directory or in a cluster, as a kubectl-like table or
+//! as objects.
 
+use std::collections::HashMap;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -9,45 +12,42 @@ use trainctl_api::{JobKind, TrainingJob};
 use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::{Format, GetArgs, GetFormat};
+use crate::cluster::{Cluster, ClusterJob, restarts_by_job};
+use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::output;
 use crate::state::state_dir;
 use crate::table::Table;
 
 /// Lists or shows jobs; exit 1 when a named job does not exist.
 pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let kind = args
-        .kind
-        .as_deref()
-        .map(str::parse::<JobKind>)
-        .transpose()
-        .context("KIND")?;
+    let kind = kind(args)?;
     let store = Store::open(&state_dir(state)?)?;
-    let namespace = (!args.all_namespaces).then_some(args.namespace.as_str());
-    let mut records = match (namespace, &args.name) {
+    let namespace = args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let scope = (!args.all_namespaces).then_some(namespace);
+    let mut records = match (scope, &args.name) {
         // One job: looked up by its key, not found among all.
         (Some(namespace), Some(name)) => store.job(namespace, kind, name)?,
-        _ => store.jobs(namespace, kind)?,
+        _ => store.jobs(scope, kind)?,
     };
     if let Some(name) = &args.name {
         records.retain(|record| &record.name == name);
         if records.is_empty() {
-            let what = kind.map_or("job", JobKind::singular);
-            eprintln!(
-                "error: {what} \"{name}\" not found in namespace \"{}\"",
-                args.namespace
-            );
-            return Ok(ExitCode::FAILURE);
+            return Ok(not_found(kind, name, namespace));
         }
     }
+    let mut stdout = io::stdout().lock();
     match args.output {
-        Some(GetFormat::Json) => print_objects(&records, args.name.is_some(), Format::Json)?,
-        Some(GetFormat::Yaml) => print_objects(&records, args.name.is_some(), Format::Yaml)?,
+        Some(GetFormat::Json) => {
+            let jobs: Vec<&TrainingJob> = records.iter().map(|record| &record.job).collect();
+            print_objects(&jobs, args.name.is_some(), Format::Json, &mut stdout)?;
+        }
+        Some(GetFormat::Yaml) => {
+            let jobs: Vec<&TrainingJob> = records.iter().map(|record| &record.job).collect();
+            print_objects(&jobs, args.name.is_some(), Format::Yaml, &mut stdout)?;
+        }
         wide => {
             if records.is_empty() {
-                match namespace {
-                    Some(namespace) => eprintln!("No jobs found in {namespace} namespace."),
-                    None => eprintln!("No jobs found."),
-                }
+                no_jobs(scope);
                 return Ok(ExitCode::SUCCESS);
             }
             let restarts = if wide.is_some() {
@@ -55,39 +55,159 @@ pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
             } else {
                 Vec::new()
             };
+            let rows: Vec<Row<'_>> = records
+                .iter()
+                .enumerate()
+                .map(|(i, record)| Row {
+                    namespace: &record.namespace,
+                    name: &record.name,
+                    kind: record.kind,
+                    state: record.state(),
+                    created: Some(record.created_at),
+                    job: &record.job,
+                    restarts: restarts.get(i).copied(),
+                })
+                .collect();
             let table = table(
-                &records,
-                &restarts,
+                &rows,
                 kind.is_none(),
                 args.all_namespaces,
                 wide.is_some(),
+                Timestamp::now(),
             );
-            print!("{}", table.render());
+            stdout.write_all(table.render().as_bytes())?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Lists or shows the jobs of a cluster, as [`run`] does those of this machine.
+pub async fn in_cluster(
+    args: &GetArgs,
+    cluster: &Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let kind = kind(args)?;
+    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let scope = (!args.all_namespaces).then_some(namespace);
+    let mut jobs = if let (Some(namespace), Some(name)) = (scope, &args.name) {
+        let target = Target {
+            kind,
+            name,
+            namespace,
+        };
+        cluster.find_jobs(&target).await?
+    } else {
+        let listed = cluster.list_jobs(kind, scope).await?;
+        for unreadable in &listed.unreadable {
+            eprintln!("warning: {unreadable}");
+        }
+        listed.jobs
+    };
+    if let Some(name) = &args.name {
+        jobs.retain(|job| job.name() == name);
+        if jobs.is_empty() {
+            return Ok(not_found(kind, name, namespace));
+        }
+    }
+    match args.output {
+        Some(GetFormat::Json) => {
+            let objects: Vec<_> = jobs.iter().map(ClusterJob::shown).collect();
+            print_objects(&objects, args.name.is_some(), Format::Json, out)?;
+        }
+        Some(GetFormat::Yaml) => {
+            let objects: Vec<_> = jobs.iter().map(ClusterJob::shown).collect();
+            print_objects(&objects, args.name.is_some(), Format::Yaml, out)?;
+        }
+        wide => {
+            if jobs.is_empty() {
+                no_jobs(scope);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let restarts = if wide.is_some() {
+                let pods = cluster.training_pods(scope).await?;
+                restarts_by_job(&jobs, &pods)
+            } else {
+                HashMap::new()
+            };
+            let rows: Vec<Row<'_>> = jobs
+                .iter()
+                .map(|job| Row {
+                    namespace: job.namespace(),
+                    name: job.name(),
+                    kind: job.kind,
+                    state: job.state(),
+                    created: job.created(),
+                    job: &job.job,
+                    restarts: restarts.get(job.uid()).copied(),
+                })
+                .collect();
+            let table = table(
+                &rows,
+                kind.is_none(),
+                args.all_namespaces,
+                wide.is_some(),
+                Timestamp::now(),
+            );
+            out.write_all(table.render().as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The kind asked for, if any.
+fn kind(args: &GetArgs) -> anyhow::Result<Option<JobKind>> {
+    args.kind
+        .as_deref()
+        .map(str::parse::<JobKind>)
+        .transpose()
+        .context("KIND")
+}
+
+/// Says that the job named does not exist; exit 1.
+fn not_found(kind: Option<JobKind>, name: &str, namespace: &str) -> ExitCode {
+    let what = kind.map_or("job", JobKind::singular);
+    eprintln!("error: {what} \"{name}\" not found in namespace \"{namespace}\"");
+    ExitCode::FAILURE
+}
+
+/// Says that there are no jobs, as kubectl does.
+fn no_jobs(scope: Option<&str>) {
+    match scope {
+        Some(namespace) => eprintln!("No jobs found in {namespace} namespace."),
+        None => eprintln!("No jobs found."),
+    }
+}
+
 /// One job as an object, or several as a v1 `List`.
-fn print_objects(records: &[JobRecord], single: bool, format: Format) -> anyhow::Result<()> {
+fn print_objects<T: Serialize>(
+    items: &[T],
+    single: bool,
+    format: Format,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
-    struct List<'a> {
+    struct List<'a, T> {
         api_version: &'static str,
         kind: &'static str,
-        items: Vec<&'a TrainingJob>,
+        items: &'a [T],
     }
-    if single && records.len() == 1 {
-        return output::print(&records[0].job, format);
+    if single && items.len() == 1 {
+        output::write(out, &items[0], format)?;
+    } else {
+        output::write(
+            out,
+            &List {
+                api_version: "v1",
+                kind: "List",
+                items,
+            },
+            format,
+        )?;
     }
-    output::print(
-        &List {
-            api_version: "v1",
-            kind: "List",
-            items: records.iter().map(|record| &record.job).collect(),
-        },
-        format,
-    )
+    out.flush()?;
+    Ok(())
 }
 
 /// Each job's restarts: every restart of every replica, in place or by re-creation.
@@ -101,14 +221,28 @@ fn restarts(store: &Store, records: &[JobRecord]) -> anyhow::Result<Vec<i64>> {
         .collect()
 }
 
+/// One job as the table shows it, wherever it runs.
+struct Row<'a> {
+    namespace: &'a str,
+    name: &'a str,
+    kind: JobKind,
+    /// Its state in one word.
+    state: &'a str,
+    /// When it was recorded here, or created in the cluster.
+    created: Option<Timestamp>,
+    job: &'a TrainingJob,
+    /// Its replicas' restarts, when counted (`-o wide`).
+    restarts: Option<i64>,
+}
+
+/// The table of `rows`, ages counted up to `now`.
 fn table(
-    records: &[JobRecord],
-    restarts: &[i64],
+    rows: &[Row<'_>],
     with_kind: bool,
     with_namespace: bool,
     wide: bool,
+    now: Timestamp,
 ) -> Table {
-    let now = Timestamp::now();
     let mut table = Table::new([
         "NAMESPACE",
         "NAME",
@@ -118,23 +252,26 @@ fn table(
         "RESTARTS",
         "DURATION",
     ]);
-    for (i, record) in records.iter().enumerate() {
+    for row in rows {
         let name = if with_kind {
-            format!("{}/{}", record.kind.singular(), record.name)
+            format!("{}/{}", row.kind.singular(), row.name)
         } else {
-            record.name.clone()
+            row.name.to_owned()
         };
-        let status = record.job.status();
+        let status = row.job.status();
         let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
         let ended = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
         let duration = started.map(|start| ended.unwrap_or(now).duration_since(start));
         table.row([
-            record.namespace.clone(),
+            row.namespace.to_owned(),
             name,
-            record.state().to_owned(),
-            age(now.duration_since(record.created_at)),
-            replicas(&record.job),
-            restarts.get(i).map_or_else(String::new, i64::to_string),
+            row.state.to_owned(),
+            row.created.map_or_else(
+                || "-".to_owned(),
+                |created| age(now.duration_since(created)),
+            ),
+            replicas(row.job),
+            row.restarts.map_or_else(String::new, |n| n.to_string()),
             duration.map_or_else(|| "-".to_owned(), age),
         ]);
     }

@@ -8,12 +8,15 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use trainctl_api::{ReplicaType, TrainingJob};
+use trainctl_api::TrainingJob;
+use trainctl_engine::ReplicaSlot;
 use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState, Store};
 
 use crate::cli::LogsArgs;
-use crate::commands::target::Target;
+use crate::cluster::{self, Cluster, LogRequest};
+use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
+pub use tail::PrefixedLines;
 use tail::Tail;
 
 /// How often `--follow` looks at the job and its log files again.
@@ -22,46 +25,26 @@ const POLL: Duration = Duration::from_millis(100);
 /// Prints one replica's log, or every replica's with prefixes, once or until the job ends;
 /// exit 1 when the job or the replica does not exist.
 pub fn run(args: &LogsArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let target = Target::parse(&args.job)?;
+    let target = Target::parse(&args.job, DEFAULT_NAMESPACE)?;
     let store = Store::open(&state_dir(state)?)?;
     let record = target.get(&store, "logs")?;
     let mut replicas = store.replicas(&record.uid)?;
-    let slots = slots(&record.job, &replicas);
-    let wanted = match &args.replica {
-        Some(wanted) => {
-            let Some(slot) = slots.iter().find(|slot| slot.is_named(wanted)) else {
-                let known: Vec<String> = slots.iter().map(Slot::name).collect();
-                anyhow::bail!(
-                    "{}/{} has no replica \"{wanted}\" (it has: {})",
-                    record.kind.singular(),
-                    record.name,
-                    known.join(", ")
-                );
-            };
-            Some(slot.clone())
-        }
-        None => None,
-    };
-    let width = slots
-        .iter()
-        .map(|slot| slot.name().len())
-        .max()
-        .unwrap_or(0);
+    let slots = slots(&record.job, replicas.iter().map(slot_of));
+    let wanted = wanted(&record.job, &slots, args.replica.as_deref())?;
+    let width = width(&slots);
     let uid = record.uid.clone();
     let mut record = Some(record);
-    let mut tails: BTreeMap<Slot, Tail> = BTreeMap::new();
+    let mut tails: BTreeMap<ReplicaSlot, Tail> = BTreeMap::new();
     let mut out = BufWriter::new(io::stdout().lock());
     loop {
         // Decided before reading: what was written before the writers were done is read below.
         let at_end = !args.follow || writers_done(record.as_ref(), &replicas);
         for replica in &replicas {
-            let slot = Slot::of(replica);
+            let slot = slot_of(replica);
             if wanted.as_ref().is_some_and(|wanted| *wanted != slot) {
                 continue;
             }
-            let prefix = wanted
-                .is_none()
-                .then(|| format!("{:<width$} | ", slot.name()));
+            let prefix = wanted.is_none().then(|| prefix(&slot, width));
             tails
                 .entry(slot)
                 .or_insert_with(|| Tail::new(replica.log_path.clone(), prefix));
@@ -79,6 +62,28 @@ pub fn run(args: &LogsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
     }
 }
 
+/// Prints the logs of a job of the cluster: its pods' framework containers; exit 1 when the
+/// job or the replica does not exist.
+pub async fn in_cluster(
+    args: &LogsArgs,
+    cluster: &Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(&args.job, &cluster.namespace)?;
+    let found = cluster.job(&target, "logs").await?;
+    let pods = cluster.pods_of(&found).await?;
+    let slots = slots(&found.job, pods.iter().filter_map(cluster::slot_of));
+    let wanted = wanted(&found.job, &slots, args.replica.as_deref())?;
+    let request = LogRequest {
+        job: &found,
+        replica: wanted.as_ref(),
+        width: width(&slots),
+        follow: args.follow,
+    };
+    cluster.print_logs(request, &pods, out).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Whether nothing will be written to the job's logs any more: it has finished and its last
 /// replica has stopped, no trainctl process runs it, or it was deleted (its replicas stopped
 /// first; the files already open are read to their end).
@@ -94,45 +99,63 @@ fn writers_done(record: Option<&JobRecord>, replicas: &[ReplicaRecord]) -> bool 
                 .all(|replica| replica.state != ReplicaState::Running))
 }
 
-/// A replica slot: its type and index.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Slot {
-    replica_type: ReplicaType,
-    index: i32,
+/// A recorded replica's slot.
+fn slot_of(replica: &ReplicaRecord) -> ReplicaSlot {
+    ReplicaSlot::new(replica.replica_type.clone(), replica.index)
 }
 
-impl Slot {
-    fn of(replica: &ReplicaRecord) -> Slot {
-        Slot {
-            replica_type: replica.replica_type.clone(),
-            index: replica.index,
-        }
-    }
-
-    /// `worker-1`, as `run` prefixes its lines.
-    fn name(&self) -> String {
-        format!("{}-{}", self.replica_type.lowercase(), self.index)
-    }
-
-    /// Whether `wanted` names this slot (`worker-1`; a lone `launcher` or `chief` means index 0).
-    fn is_named(&self, wanted: &str) -> bool {
-        self.name().eq_ignore_ascii_case(wanted)
-            || (self.index == 0 && self.replica_type.as_str().eq_ignore_ascii_case(wanted))
-    }
+/// The prefix of a slot's lines: `worker-1 | `, names padded to `width`, as `run` prints them.
+fn prefix(slot: &ReplicaSlot, width: usize) -> String {
+    format!("{:<width$} | ", slot.to_string())
 }
 
-/// The job's slots: those of its spec, and any recorded beyond them, in order.
-fn slots(job: &TrainingJob, replicas: &[ReplicaRecord]) -> Vec<Slot> {
-    let mut slots: Vec<Slot> = job
+/// The width of the longest slot name.
+fn width(slots: &[ReplicaSlot]) -> usize {
+    slots
+        .iter()
+        .map(|slot| slot.to_string().len())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The slot `--replica` names (`None` without it); an error listing the job's slots when it
+/// names none of them.
+fn wanted(
+    job: &TrainingJob,
+    slots: &[ReplicaSlot],
+    wanted: Option<&str>,
+) -> anyhow::Result<Option<ReplicaSlot>> {
+    let Some(wanted) = wanted else {
+        return Ok(None);
+    };
+    if let Some(slot) = slots.iter().find(|slot| is_named(slot, wanted)) {
+        return Ok(Some(slot.clone()));
+    }
+    let known: Vec<String> = slots.iter().map(ToString::to_string).collect();
+    anyhow::bail!(
+        "{}/{} has no replica \"{wanted}\" (it has: {})",
+        job.kind().singular(),
+        job.name(),
+        known.join(", ")
+    )
+}
+
+/// Whether `wanted` names `slot` (`worker-1`; a lone `launcher` or `chief` means index 0).
+fn is_named(slot: &ReplicaSlot, wanted: &str) -> bool {
+    slot.to_string().eq_ignore_ascii_case(wanted)
+        || (slot.index == 0 && slot.replica_type.as_str().eq_ignore_ascii_case(wanted))
+}
+
+/// The job's slots: those of its spec, and any `seen` beyond them, in order.
+fn slots(job: &TrainingJob, seen: impl IntoIterator<Item = ReplicaSlot>) -> Vec<ReplicaSlot> {
+    let mut slots: Vec<ReplicaSlot> = job
         .replica_specs()
         .iter()
         .flat_map(|(replica_type, spec)| {
-            (0..spec.replicas_or_default()).map(|index| Slot {
-                replica_type: replica_type.clone(),
-                index,
-            })
+            (0..spec.replicas_or_default())
+                .map(|index| ReplicaSlot::new(replica_type.clone(), index))
         })
-        .chain(replicas.iter().map(Slot::of))
+        .chain(seen)
         .collect();
     slots.sort();
     slots.dedup();

@@ -2,27 +2,52 @@
 
 mod crd;
 mod delete;
-mod describe;
+pub mod describe;
 mod get;
-mod logs;
+pub mod logs;
 mod operator;
 mod render;
 mod run;
 mod server;
 mod shim;
-mod submit;
+pub mod submit;
 mod suspend;
-mod target;
+pub mod target;
 mod validate;
 mod wait;
 mod watchdog;
 
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use crate::cli::{Cli, Command};
+use anyhow::Context;
+
+use crate::cli::{Cli, ClusterArgs, Command};
+use crate::cluster;
 
 /// Runs the parsed command line; the exit code follows DESIGN's CLI contract.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if cli.cluster.enabled() {
+        match &cli.command {
+            Command::Submit(_)
+            | Command::Get(_)
+            | Command::Describe(_)
+            | Command::Logs(_)
+            | Command::Delete(_)
+            | Command::Wait(_)
+            | Command::Suspend(_)
+            | Command::Resume(_) => return in_cluster(cli.command, &cli.cluster),
+            Command::Run(_) => anyhow::bail!(
+                "`trainctl run` runs a job on this machine and has no cluster mode; to run it on \
+                 the cluster: trainctl --kube submit -f FILE"
+            ),
+            Command::Server(_) => anyhow::bail!(
+                "`trainctl server` is this machine's control plane and has no cluster mode"
+            ),
+            // The others do not talk to a cluster: they work the same either way.
+            _ => {}
+        }
+    }
     let state = cli.state_dir.as_deref();
     match cli.command {
         Command::Validate(args) => validate::run(&args),
@@ -38,8 +63,55 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(args) => wait::run(&args, state),
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
-        Command::Operator(args) => operator::run(&args),
+        Command::Operator(args) => operator::run(&args, &cli.cluster),
         Command::Watchdog(args) => watchdog::run(&args),
         Command::Shim(args) => shim::run(&args),
+    }
+}
+
+/// Runs a job command on the cluster that `flags` name (`--kube`).
+fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode> {
+    // Checked before the kubeconfig is read: an invalid manifest needs no cluster to say so.
+    let checked = match &command {
+        Command::Submit(args) => match submit::check(args) {
+            Ok(checked) => Some(checked),
+            Err(code) => return Ok(code),
+        },
+        _ => None,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let result = runtime.block_on(async {
+        let cluster = cluster::connect(flags).await?;
+        on_cluster(command, checked, &cluster, &mut out).await
+    });
+    out.flush()?;
+    result
+}
+
+/// Runs a job command on `cluster`, printing on `out`; a `submit` comes with its manifest,
+/// checked.
+pub async fn on_cluster(
+    command: Command,
+    checked: Option<submit::Checked>,
+    cluster: &cluster::Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Submit(args) => {
+            let checked = checked.context("a submit comes with its checked manifest")?;
+            submit::in_cluster(checked, &args, cluster, out).await
+        }
+        Command::Get(args) => get::in_cluster(&args, cluster, out).await,
+        Command::Describe(args) => describe::in_cluster(&args, cluster, out).await,
+        Command::Logs(args) => logs::in_cluster(&args, cluster, out).await,
+        Command::Delete(args) => delete::in_cluster(&args, cluster, out).await,
+        Command::Wait(args) => wait::in_cluster(&args, cluster, out).await,
+        Command::Suspend(args) => suspend::in_cluster(&args, cluster, true, out).await,
+        Command::Resume(args) => suspend::in_cluster(&args, cluster, false, out).await,
+        _ => anyhow::bail!("this command has no cluster mode"),
     }
 }

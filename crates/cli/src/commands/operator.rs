@@ -15,7 +15,7 @@ use trainctl_operator::manager::{self, Observability};
 use trainctl_operator::rate_limit::RateLimits;
 use trainctl_operator::shutdown::StopRequests;
 
-use crate::cli::{LogFormat, OperatorArgs};
+use crate::cli::{ClusterArgs, LogFormat, OperatorArgs};
 
 /// Where a pod finds its service account's namespace.
 const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -24,7 +24,7 @@ const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/servicea
 const DEFAULT_LEASE_NAMESPACE: &str = "kubeflow";
 
 /// Runs the operator until it is stopped.
-pub fn run(args: &OperatorArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &OperatorArgs, cluster: &ClusterArgs) -> anyhow::Result<ExitCode> {
     init_logging(args.log_format.unwrap_or_else(|| {
         if std::io::stderr().is_terminal() {
             LogFormat::Text
@@ -38,8 +38,8 @@ pub fn run(args: &OperatorArgs) -> anyhow::Result<ExitCode> {
         service_account_namespace(Path::new(SERVICE_ACCOUNT_NAMESPACE)),
     );
     let access = ClusterAccess {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
+        kubeconfig: cluster.kubeconfig.clone(),
+        context: cluster.context.clone(),
     };
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,38 +1,61 @@
-//! `trainctl submit`: sends a manifest to the local control plane, after checking it here.
+//! `trainctl submit`: sends a manifest to the local control plane, or creates its jobs in a
+//! cluster, after checking it here.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use trainctl_api::manifest::{self, Manifests};
+use trainctl_api::manifest::{self, Companion, Manifests};
 
 use crate::cli::SubmitArgs;
 use crate::client::{Client, ClientError};
+use crate::cluster::{Cluster, ClusterError};
 use crate::diagnostics::{self, EXIT_INVALID};
 use crate::state::state_dir;
 
-/// Checks the manifest, submits it and prints each job recorded; exit 2 when it is invalid.
-pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// A manifest checked here: its bytes, and what the loader made of them.
+#[derive(Debug)]
+pub struct Checked {
+    /// The file, as named on the command line.
+    source: String,
+    /// Its bytes, sent as they are to the local control plane.
+    bytes: Vec<u8>,
+    /// Its jobs (in `-n`'s namespace when given) and companions.
+    manifests: Manifests,
+}
+
+/// Reads and checks the manifest as `validate` does, reporting every problem on stderr;
+/// `Err(exit code 2)` when it is invalid or holds no job.
+pub fn check(args: &SubmitArgs) -> Result<Checked, ExitCode> {
     let source = args.file.display().to_string();
     let (bytes, mut manifests) = read(&args.file, &source);
-    if let Err(code) = diagnostics::report(&manifests) {
-        return Ok(code);
-    }
+    diagnostics::report(&manifests)?;
     if manifests.jobs.is_empty() {
         eprintln!(
             "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)"
         );
-        return Ok(ExitCode::from(EXIT_INVALID));
+        return Err(ExitCode::from(EXIT_INVALID));
     }
     if let Some(namespace) = &args.namespace {
         for loaded in &mut manifests.jobs {
-            if let Err(code) = diagnostics::set_namespace(loaded, namespace) {
-                return Ok(code);
-            }
+            diagnostics::set_namespace(loaded, namespace)?;
         }
     }
+    Ok(Checked {
+        source,
+        bytes,
+        manifests,
+    })
+}
+
+/// Checks the manifest, submits it and prints each job recorded; exit 2 when it is invalid.
+pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let checked = match check(args) {
+        Ok(checked) => checked,
+        Err(code) => return Ok(code),
+    };
     let client = Client::find(&state_dir(state)?)?;
-    match client.submit(&bytes, &source, args.namespace.as_deref()) {
+    match client.submit(&checked.bytes, &checked.source, args.namespace.as_deref()) {
         Ok(jobs) => {
             for job in jobs {
                 println!("{} submitted ({})", job.resource(), job.state);
@@ -54,6 +77,90 @@ pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
             Ok(ExitCode::from(EXIT_INVALID))
         }
         Err(error) => Err(error.into()),
+    }
+}
+
+/// Creates the checked manifest's jobs in the cluster, after applying its ConfigMaps and
+/// Secrets (which the jobs' pods read). Objects naming no namespace go to `-n`, else the
+/// context's. Exit 1 when a job exists already (the others are created), 2 when the cluster
+/// refuses one as invalid.
+pub async fn in_cluster(
+    checked: Checked,
+    args: &SubmitArgs,
+    cluster: &Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let Checked { manifests, .. } = checked;
+    for companion in &manifests.companions {
+        if let (Some(own), Some(_)) = (companion_namespace(companion), &args.namespace)
+            && own != namespace
+        {
+            eprintln!(
+                "{}: the object's namespace `{own}` does not match --namespace `{namespace}`",
+                companion_name(companion)
+            );
+            return Ok(ExitCode::from(EXIT_INVALID));
+        }
+    }
+    for companion in &manifests.companions {
+        let own = companion_namespace(companion).unwrap_or(namespace);
+        let applied = cluster.apply_companion(companion, own).await?;
+        writeln!(out, "{applied} applied")?;
+    }
+    let mut code = ExitCode::SUCCESS;
+    for mut loaded in manifests.jobs {
+        if loaded.job.metadata().namespace.is_none() {
+            loaded.job.metadata_mut().namespace = Some(namespace.to_owned());
+        }
+        match cluster.create_job(&loaded.job).await {
+            Ok(created) => {
+                writeln!(
+                    out,
+                    "{} submitted ({})",
+                    created.resource(),
+                    created.state()
+                )?;
+            }
+            Err(error @ ClusterError::AlreadyExists { .. }) => {
+                eprintln!("error: {error}");
+                if code == ExitCode::SUCCESS {
+                    code = ExitCode::FAILURE;
+                }
+            }
+            Err(error @ ClusterError::Invalid { .. }) => {
+                eprintln!("error: {error}");
+                code = ExitCode::from(EXIT_INVALID);
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    out.flush()?;
+    Ok(code)
+}
+
+fn companion_namespace(companion: &Companion) -> Option<&str> {
+    match companion {
+        Companion::ConfigMap(map) => map.metadata.namespace.as_deref(),
+        Companion::Secret(secret) => secret.metadata.namespace.as_deref(),
+    }
+}
+
+/// `configmap/NAME`.
+fn companion_name(companion: &Companion) -> String {
+    match companion {
+        Companion::ConfigMap(map) => {
+            format!(
+                "configmap/{}",
+                map.metadata.name.as_deref().unwrap_or_default()
+            )
+        }
+        Companion::Secret(secret) => {
+            format!(
+                "secret/{}",
+                secret.metadata.name.as_deref().unwrap_or_default()
+            )
+        }
     }
 }
 

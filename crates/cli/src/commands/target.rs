@@ -9,6 +9,9 @@ use trainctl_local::store::{JobRecord, Store};
 use crate::cli::JobArgs;
 use crate::client::JobPath;
 
+/// The namespace of a command that names none, on this machine.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
 /// A job named on the command line.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
@@ -21,8 +24,8 @@ pub struct Target<'a> {
 }
 
 impl<'a> Target<'a> {
-    /// Reads `[KIND] NAME` and `-n`.
-    pub fn parse(args: &'a JobArgs) -> anyhow::Result<Target<'a>> {
+    /// Reads `[KIND] NAME` and `-n`, in `default_namespace` without `-n`.
+    pub fn parse(args: &'a JobArgs, default_namespace: &'a str) -> anyhow::Result<Target<'a>> {
         let (kind, name) = match args.target.as_slice() {
             [name] => (None, name.as_str()),
             [kind, name] => (
@@ -34,7 +37,7 @@ impl<'a> Target<'a> {
         Ok(Target {
             kind,
             name,
-            namespace: &args.namespace,
+            namespace: args.namespace.as_deref().unwrap_or(default_namespace),
         })
     }
 
@@ -46,15 +49,22 @@ impl<'a> Target<'a> {
             0 => Ok(None),
             1 => Ok(Some(records.remove(0))),
             _ => {
-                let kinds: Vec<&str> = records.iter().map(|r| r.kind.singular()).collect();
-                anyhow::bail!(
-                    "several jobs are named \"{}\" ({}); say which: `trainctl {command} KIND {}`",
-                    self.name,
-                    kinds.join(", "),
-                    self.name
-                )
+                let kinds: Vec<JobKind> = records.iter().map(|r| r.kind).collect();
+                Err(self.ambiguous(&kinds, command))
             }
         }
+    }
+
+    /// The error for a name that jobs of several `kinds` have. `command` is the subcommand (with
+    /// its global flags), for the hint.
+    pub fn ambiguous(&self, kinds: &[JobKind], command: &str) -> anyhow::Error {
+        let kinds: Vec<&str> = kinds.iter().map(|kind| kind.singular()).collect();
+        anyhow::anyhow!(
+            "several jobs are named \"{}\" ({}); say which: `trainctl {command} KIND {}`",
+            self.name,
+            kinds.join(", "),
+            self.name
+        )
     }
 
     /// The job named; an error when there is none, or several.
@@ -78,8 +88,13 @@ impl<'a> Target<'a> {
 
     /// The error for a job that does not exist.
     pub fn not_found(&self) -> anyhow::Error {
+        self.not_found_by("trainctl get")
+    }
+
+    /// The error for a job that does not exist, pointing at `get`, the command that lists jobs.
+    pub fn not_found_by(&self, get: &str) -> anyhow::Error {
         anyhow::anyhow!(
-            "{} \"{}\" not found in namespace \"{}\" (see `trainctl get`)",
+            "{} \"{}\" not found in namespace \"{}\" (see `{get}`)",
             self.kind.map_or("job", JobKind::singular),
             self.name,
             self.namespace

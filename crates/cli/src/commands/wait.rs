@@ -1,13 +1,17 @@
-//! `trainctl wait`: polls the state database until a job has a condition, or is gone.
+//! `trainctl wait`: until a job has a condition, or is gone: polling the state database, or
+//! watching the job in a cluster.
 
+use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use trainctl_api::{ConditionStatus, JobConditionType};
-use trainctl_local::store::{JobRecord, Store};
+use futures_util::StreamExt;
+use trainctl_api::{ConditionStatus, JobConditionType, JobKind, JobStatus};
+use trainctl_local::store::Store;
 
 use crate::cli::WaitArgs;
-use crate::commands::target::Target;
+use crate::cluster::Cluster;
+use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
 use crate::wait_for::WaitFor;
 
@@ -16,10 +20,8 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// Waits; exit 0 when the job meets the condition, 1 on timeout or when it never will.
 pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let timeout = Duration::try_from(args.timeout)
-        .map_err(|_| anyhow::anyhow!("--timeout {}: a timeout cannot be negative", args.timeout))?;
-    let deadline = Instant::now() + timeout;
-    let target = Target::parse(&args.job)?;
+    let deadline = Instant::now() + timeout(args)?;
+    let target = Target::parse(&args.job, DEFAULT_NAMESPACE)?;
     let store = Store::open(&state_dir(state)?)?;
     let Some(first) = target.find(&store, "wait")? else {
         if args.wait_for == WaitFor::Delete {
@@ -30,27 +32,103 @@ pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
     // The job seen first is the one waited on: a later job of the same name is another job.
     let (uid, kind) = (first.uid.clone(), first.kind);
     let mut record = Some(first);
+    let mut stdout = io::stdout().lock();
     loop {
-        match check(record.as_ref(), args.wait_for) {
-            Verdict::Met => {
-                println!(
-                    "{}.kubeflow.org/{} condition met",
-                    kind.singular(),
-                    target.name
-                );
-                return Ok(ExitCode::SUCCESS);
-            }
-            Verdict::Never(why) => anyhow::bail!("{}/{} {why}", kind.plural(), target.name),
-            Verdict::NotYet if Instant::now() >= deadline => anyhow::bail!(
-                "timed out waiting for the condition on {}/{}",
-                kind.plural(),
-                target.name
-            ),
-            Verdict::NotYet => {}
+        let progress = record.as_ref().map(|record| Progress {
+            status: record.job.status(),
+            finished: record.finished,
+        });
+        let verdict = check(progress, args.wait_for);
+        let past = Instant::now() >= deadline;
+        if let Some(end) = conclude(verdict, kind, target.name, past, &mut stdout) {
+            return end;
         }
         std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
         record = store.job_by_uid(&uid)?;
     }
+}
+
+/// Waits on a job of the cluster, watching it; exit codes as [`run`].
+pub async fn in_cluster(
+    args: &WaitArgs,
+    cluster: &Cluster,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let deadline = tokio::time::Instant::now() + timeout(args)?;
+    let target = Target::parse(&args.job, &cluster.namespace)?;
+    let mut found = cluster.find_jobs(&target).await?;
+    if found.len() > 1 {
+        let kinds: Vec<JobKind> = found.iter().map(|job| job.kind).collect();
+        return Err(target.ambiguous(&kinds, "--kube wait"));
+    }
+    let Some(first) = found.pop() else {
+        if args.wait_for == WaitFor::Delete {
+            return Ok(ExitCode::SUCCESS);
+        }
+        return Err(target.not_found_by("trainctl --kube get"));
+    };
+    let kind = first.kind;
+    // The watch follows the job seen first: another job of the same name counts as its deletion.
+    let mut changes = cluster.watch_job(&first).boxed();
+    let mut job = Some(first);
+    loop {
+        let progress = job.as_ref().map(|job| Progress {
+            status: job.job.status(),
+            finished: job.finished(),
+        });
+        let verdict = check(progress, args.wait_for);
+        let past = tokio::time::Instant::now() >= deadline;
+        if let Some(end) = conclude(verdict, kind, target.name, past, out) {
+            return end;
+        }
+        match tokio::time::timeout_at(deadline, changes.next()).await {
+            // The deadline passed: the next round says so, unless the job is there.
+            Err(_) => {}
+            Ok(Some(Ok(change))) => job = change,
+            Ok(Some(Err(error))) => return Err(error.into()),
+            Ok(None) => anyhow::bail!("the watch of {}/{} ended", kind.plural(), target.name),
+        }
+    }
+}
+
+/// `--timeout` as a duration.
+fn timeout(args: &WaitArgs) -> anyhow::Result<Duration> {
+    Duration::try_from(args.timeout)
+        .map_err(|_| anyhow::anyhow!("--timeout {}: a timeout cannot be negative", args.timeout))
+}
+
+/// What a verdict means: `Some` ends the wait (with the line of success printed on `out`);
+/// `past` says whether the deadline has passed.
+fn conclude(
+    verdict: Verdict,
+    kind: JobKind,
+    name: &str,
+    past: bool,
+    out: &mut impl Write,
+) -> Option<anyhow::Result<ExitCode>> {
+    match verdict {
+        Verdict::Met => Some(
+            writeln!(out, "{}.kubeflow.org/{name} condition met", kind.singular())
+                .and_then(|()| out.flush())
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(Into::into),
+        ),
+        Verdict::Never(why) => Some(Err(anyhow::anyhow!("{}/{name} {why}", kind.plural()))),
+        Verdict::NotYet if past => Some(Err(anyhow::anyhow!(
+            "timed out waiting for the condition on {}/{name}",
+            kind.plural()
+        ))),
+        Verdict::NotYet => None,
+    }
+}
+
+/// A job as `wait` looks at it.
+#[derive(Debug, Clone, Copy)]
+struct Progress<'a> {
+    /// Its status.
+    status: Option<&'a JobStatus>,
+    /// Whether it reached a final state.
+    finished: bool,
 }
 
 /// Where a job stands with respect to what is waited for.
@@ -64,19 +142,18 @@ enum Verdict {
     Never(String),
 }
 
-/// Whether `record` (`None`: the job is gone) meets `wait_for`.
-fn check(record: Option<&JobRecord>, wait_for: WaitFor) -> Verdict {
-    let (record, (type_, status)) = match (record, wait_for) {
+/// Whether `job` (`None`: the job is gone) meets `wait_for`.
+fn check(job: Option<Progress<'_>>, wait_for: WaitFor) -> Verdict {
+    let (job, (type_, status)) = match (job, wait_for) {
         (None, WaitFor::Delete) => return Verdict::Met,
         (Some(_), WaitFor::Delete) => return Verdict::NotYet,
         (None, WaitFor::Condition(..)) => {
             return Verdict::Never("was deleted while waiting".to_owned());
         }
-        (Some(record), WaitFor::Condition(type_, status)) => (record, (type_, status)),
+        (Some(job), WaitFor::Condition(type_, status)) => (job, (type_, status)),
     };
-    let conditions = record
-        .job
-        .status()
+    let conditions = job
+        .status
         .map(|status| status.conditions.as_slice())
         .unwrap_or_default();
     if conditions
@@ -85,7 +162,7 @@ fn check(record: Option<&JobRecord>, wait_for: WaitFor) -> Verdict {
     {
         return Verdict::Met;
     }
-    if !record.finished {
+    if !job.finished {
         return Verdict::NotYet;
     }
     // A finished job's conditions do not change any more.
@@ -112,10 +189,19 @@ fn check(record: Option<&JobRecord>, wait_for: WaitFor) -> Verdict {
 #[cfg(test)]
 mod tests {
     use jiff::Timestamp;
+    use trainctl_api::JobCondition;
     use trainctl_api::manifest::load_str;
-    use trainctl_api::{JobCondition, JobKind, JobStatus};
+    use trainctl_local::store::JobRecord;
 
     use super::*;
+
+    /// The record as `wait` looks at it.
+    fn seen(record: &JobRecord) -> Progress<'_> {
+        Progress {
+            status: record.job.status(),
+            finished: record.finished,
+        }
+    }
 
     fn condition(type_: JobConditionType, status: ConditionStatus, message: &str) -> JobCondition {
         JobCondition {
@@ -173,7 +259,7 @@ spec:
             )],
             true,
         );
-        assert_eq!(check(Some(&record), SUCCEEDED), Verdict::Met);
+        assert_eq!(check(Some(seen(&record)), SUCCEEDED), Verdict::Met);
     }
 
     #[test]
@@ -185,7 +271,7 @@ spec:
             ],
             false,
         );
-        assert_eq!(check(Some(&record), SUCCEEDED), Verdict::NotYet);
+        assert_eq!(check(Some(seen(&record)), SUCCEEDED), Verdict::NotYet);
     }
 
     #[test]
@@ -200,11 +286,11 @@ spec:
         );
         let running = |status| WaitFor::Condition(JobConditionType::Running, status);
         assert_eq!(
-            check(Some(&record), running(ConditionStatus::False)),
+            check(Some(seen(&record)), running(ConditionStatus::False)),
             Verdict::Met
         );
         assert_eq!(
-            check(Some(&record), running(ConditionStatus::True)),
+            check(Some(seen(&record)), running(ConditionStatus::True)),
             Verdict::NotYet
         );
     }
@@ -223,7 +309,7 @@ spec:
             true,
         );
         assert_eq!(
-            check(Some(&record), SUCCEEDED),
+            check(Some(seen(&record)), SUCCEEDED),
             Verdict::Never(
                 "finished with condition Failed (TFJob default/mnist has failed because 1 Worker \
                  replica(s) failed.), so condition=Succeeded will never be met"
@@ -244,7 +330,7 @@ spec:
         );
         let failed = WaitFor::Condition(JobConditionType::Failed, ConditionStatus::True);
         assert_eq!(
-            check(Some(&record), failed),
+            check(Some(seen(&record)), failed),
             Verdict::Never(
                 "finished with condition Succeeded, so condition=Failed will never be met"
                     .to_owned()
@@ -260,7 +346,7 @@ spec:
         );
         assert_eq!(check(None, WaitFor::Delete), Verdict::Met);
         assert_eq!(
-            check(Some(&job(Vec::new(), true)), WaitFor::Delete),
+            check(Some(seen(&job(Vec::new(), true))), WaitFor::Delete),
             Verdict::NotYet
         );
     }

@@ -140,15 +140,15 @@ fn succeeded() -> Description {
     worker_0.exit_code = None;
     worker_0.port = None;
     worker_0.started_at = None;
-    Description {
-        record: record(job, true),
-        state: "Succeeded",
-        replicas: vec![
+    Description::local(
+        "Succeeded",
+        record(job, true),
+        &[
             replica(ReplicaType::Chief, 0, ReplicaState::Succeeded),
             worker_0,
             worker_1,
         ],
-        events: vec![
+        &[
             EventRecord {
                 time: at("2026-11-24T10:00:01Z"),
                 type_: "Normal".to_owned(),
@@ -164,7 +164,7 @@ fn succeeded() -> Description {
                 object: None,
             },
         ],
-    }
+    )
 }
 
 #[test]
@@ -221,12 +221,7 @@ Events:
 
 #[test]
 fn job_not_started_has_no_times_and_empty_sections() {
-    let description = Description {
-        record: record(job(MANIFEST), false),
-        state: "Pending",
-        replicas: Vec::new(),
-        events: Vec::new(),
-    };
+    let description = Description::local("Pending", record(job(MANIFEST), false), &[], &[]);
     let text = description.render(at("2026-11-24T10:00:30Z"));
     for absent in ["Started:", "Completed:", "Duration:"] {
         assert!(!text.contains(absent), "{absent} in:\n{text}");
@@ -249,13 +244,8 @@ fn unset_run_policy_fields_say_so() {
         "",
     );
     assert_ne!(manifest, MANIFEST);
-    let text = Description {
-        record: record(job(&manifest), false),
-        state: "Pending",
-        replicas: Vec::new(),
-        events: Vec::new(),
-    }
-    .render(at("2026-11-24T10:00:30Z"));
+    let text = Description::local("Pending", record(job(&manifest), false), &[], &[])
+        .render(at("2026-11-24T10:00:30Z"));
     for line in [
         "    Active Deadline Seconds:     <unset>\n",
         "    TTL Seconds After Finished:  <unset>\n",
@@ -271,13 +261,8 @@ fn a_replica_without_command_shows_unset() {
         "            command: [python, train.py]\n            args: [\"--epochs=3\"]\n",
         "",
     );
-    let text = Description {
-        record: record(job(&manifest), false),
-        state: "Pending",
-        replicas: Vec::new(),
-        events: Vec::new(),
-    }
-    .render(at("2026-11-24T10:00:30Z"));
+    let text = Description::local("Pending", record(job(&manifest), false), &[], &[])
+        .render(at("2026-11-24T10:00:30Z"));
     assert!(
         text.contains("  Chief:\n    Replicas:        1\n    Restart Policy:  Never\n    Container:       tensorflow\n    Command:         <unset>\n"),
         "{text}"

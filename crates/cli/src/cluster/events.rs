@@ -1,0 +1,57 @@
+//! The events regarding a job (`events.k8s.io/v1`, which also serves the core v1 events that
+//! older controllers record), as `describe` shows them.
+
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams};
+
+use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
+use crate::commands::describe::EventRow;
+
+impl Cluster {
+    /// The events regarding `job`, oldest first.
+    pub async fn events_of(&self, job: &ClusterJob) -> Result<Vec<EventRow>, ClusterError> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), job.namespace());
+        let selector = format!("regarding.uid={}", job.uid());
+        let events = api
+            .list(&ListParams::default().fields(&selector))
+            .await
+            .map_err(|error| {
+                self.error(
+                    Operation::new("list", Resource::Events, Some(job.namespace())),
+                    error,
+                )
+            })?;
+        Ok(event_rows(events.items))
+    }
+}
+
+/// The rows of `events`, oldest first; each at its last occurrence (a series' last, else the
+/// event's time, else when it was recorded).
+pub fn event_rows(events: Vec<Event>) -> Vec<EventRow> {
+    let mut rows: Vec<EventRow> = events
+        .into_iter()
+        .filter_map(|event| {
+            let time = event
+                .series
+                .as_ref()
+                .map(|series| series.last_observed_time.0)
+                .or_else(|| event.event_time.as_ref().map(|time| time.0))
+                .or_else(|| event.deprecated_last_timestamp.as_ref().map(|time| time.0))
+                .or_else(|| {
+                    event
+                        .metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .map(|time| time.0)
+                })?;
+            Some(EventRow {
+                time,
+                type_: event.type_.unwrap_or_default(),
+                reason: event.reason.unwrap_or_default(),
+                message: event.note.unwrap_or_default(),
+            })
+        })
+        .collect();
+    rows.sort_by_key(|row| row.time);
+    rows
+}

@@ -1,0 +1,277 @@
+//! `logs` on a cluster: each pod's framework container, prefixed as on this machine.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::*;
+
+const POD_LIST: &str = "/api/v1/namespaces/default/pods";
+
+/// The log of a pod, by name.
+fn log_of(path: &str) -> Option<&'static str> {
+    match path {
+        "/api/v1/namespaces/default/pods/mnist-chief-0/log" => Some("step 1\nstep 2\n"),
+        "/api/v1/namespaces/default/pods/mnist-worker-0/log" => Some("loss 0.5\nkilled"),
+        _ => None,
+    }
+}
+
+/// A chief that runs, a worker 0 that was killed, a worker 1 not started.
+fn three_pods() -> Vec<Value> {
+    vec![
+        pod(
+            "worker",
+            1,
+            "node-b",
+            json!({"waiting": {"reason": "ContainerCreating"}}),
+            0,
+        ),
+        pod("worker", 0, "node-b", exited(137, 120), 0),
+        pod("chief", 0, "node-a", running_since(200), 0),
+    ]
+}
+
+fn cluster_with_logs(sent: &Sent) -> Reply {
+    if let Some(log) = log_of(sent.path()) {
+        return Reply::Text(log.to_owned());
+    }
+    match sent.path() {
+        "/apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist" => {
+            Reply::Json(200, tfjob(running()))
+        }
+        POD_LIST => list(three_pods()),
+        _ => status(404, "NotFound", "not found", Some("x")),
+    }
+}
+
+#[tokio::test]
+async fn logs_of_every_replica_are_prefixed_and_in_slot_order() {
+    let outcome = trainctl(&["logs", "tfjob", "mnist"], cluster_with_logs).await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(
+        outcome.stdout,
+        "\
+chief-0  | step 1
+chief-0  | step 2
+worker-0 | loss 0.5
+worker-0 | killed
+"
+    );
+    assert_eq!(
+        requests(&outcome.sent),
+        [
+            "GET /apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist",
+            "GET /api/v1/namespaces/default/pods?&labelSelector=training.kubeflow.org%2Fjob-name%3Dmnist%2Ctraining.kubeflow.org%2Foperator-name%3Dtfjob-controller",
+            "GET /api/v1/namespaces/default/pods/mnist-chief-0/log?&container=tensorflow",
+            "GET /api/v1/namespaces/default/pods/mnist-worker-0/log?&container=tensorflow",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn logs_of_one_replica_are_printed_as_they_are() {
+    let outcome = trainctl(
+        &["logs", "tfjob", "mnist", "--replica", "worker-0"],
+        cluster_with_logs,
+    )
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "loss 0.5\nkilled");
+}
+
+#[tokio::test]
+async fn logs_of_a_replica_the_job_does_not_have_list_those_it_has() {
+    let outcome = trainctl(
+        &["logs", "tfjob", "mnist", "--replica", "worker-7"],
+        cluster_with_logs,
+    )
+    .await;
+    assert_eq!(
+        outcome.code,
+        Err(
+            "tfjob/mnist has no replica \"worker-7\" (it has: chief-0, worker-0, worker-1)"
+                .to_owned()
+        )
+    );
+}
+
+#[tokio::test]
+async fn followed_logs_stream_every_pod_until_the_job_finishes() {
+    let lists = Arc::new(AtomicUsize::new(0));
+    let finished = {
+        let mut job = tfjob(conditions(&[
+            ("Running", "False", ""),
+            (
+                "Succeeded",
+                "True",
+                "TFJob default/mnist successfully completed.",
+            ),
+        ]));
+        job["metadata"]["resourceVersion"] = json!("8");
+        job
+    };
+    let mut job_watched = false;
+    let outcome = trainctl(&["logs", "tfjob", "mnist", "-f"], move |sent| {
+        if let Some(log) = log_of(sent.path()) {
+            return Reply::Text(log.to_owned());
+        }
+        let is_job = sent.path().contains("/tfjobs");
+        match (is_job, sent.is_watch()) {
+            (true, true) if !job_watched => {
+                job_watched = true;
+                events(&[("MODIFIED", finished.clone())])
+            }
+            (_, true) => Reply::Hang,
+            (true, false) if sent.path().ends_with("/mnist") => Reply::Json(200, tfjob(running())),
+            (true, false) => list(vec![tfjob(running())]),
+            (false, false) => {
+                // At first the chief runs; once the job has finished, it has exited too.
+                if lists.fetch_add(1, Ordering::SeqCst) == 0 {
+                    list(three_pods())
+                } else {
+                    list(vec![
+                        pod("worker", 0, "node-b", exited(137, 120), 0),
+                        pod("chief", 0, "node-a", exited(0, 200), 0),
+                    ])
+                }
+            }
+        }
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    let lines: Vec<&str> = outcome.stdout.lines().collect();
+    let of = |prefix: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .copied()
+            .filter(|line| line.starts_with(prefix))
+            .collect()
+    };
+    assert_eq!(
+        of("chief-0  | "),
+        ["chief-0  | step 1", "chief-0  | step 2"]
+    );
+    assert_eq!(
+        of("worker-0 | "),
+        ["worker-0 | loss 0.5", "worker-0 | killed"]
+    );
+    assert_eq!(lines.len(), 4, "{}", outcome.stdout);
+    let mut logs: Vec<&str> = outcome
+        .sent
+        .iter()
+        .filter(|sent| sent.path().ends_with("/log"))
+        .map(|sent| sent.uri.as_str())
+        .collect();
+    logs.sort_unstable();
+    assert_eq!(
+        logs,
+        [
+            "/api/v1/namespaces/default/pods/mnist-chief-0/log?&container=tensorflow&follow=true",
+            "/api/v1/namespaces/default/pods/mnist-worker-0/log?&container=tensorflow&follow=true",
+        ],
+        "each container run is streamed once"
+    );
+}
+
+/// `mnist` finished: Succeeded.
+fn succeeded() -> Value {
+    let mut job = tfjob(conditions(&[
+        ("Running", "False", ""),
+        (
+            "Succeeded",
+            "True",
+            "TFJob default/mnist successfully completed.",
+        ),
+    ]));
+    job["metadata"]["resourceVersion"] = json!("8");
+    job
+}
+
+#[tokio::test]
+async fn followed_logs_of_a_finished_job_print_every_log_to_its_end() {
+    let outcome = trainctl(&["logs", "tfjob", "mnist", "-f"], |sent| {
+        if let Some(log) = log_of(sent.path()) {
+            return Reply::Text(log.to_owned());
+        }
+        match sent.path() {
+            "/apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist" => {
+                Reply::Json(200, succeeded())
+            }
+            POD_LIST => list(vec![
+                pod("worker", 0, "node-b", exited(137, 120), 0),
+                pod("chief", 0, "node-a", exited(0, 200), 0),
+            ]),
+            _ => status(404, "NotFound", "not found", Some("x")),
+        }
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    let mut lines: Vec<&str> = outcome.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "chief-0  | step 1",
+            "chief-0  | step 2",
+            "worker-0 | killed",
+            "worker-0 | loss 0.5",
+        ]
+    );
+    // Nothing is watched: the job had finished already.
+    assert!(
+        !outcome.sent.iter().any(Sent::is_watch),
+        "{:?}",
+        outcome.sent
+    );
+}
+
+#[tokio::test]
+async fn followed_logs_stop_at_the_jobs_end_without_waiting_for_a_replica_left_running() {
+    // The parameter server runs on after the job succeeded (cleanPodPolicy None); its log
+    // stream would never end. The job's end is sent once that stream is open.
+    let parameter_server = || pod("ps", 0, "node-c", running_since(200), 0);
+    let outcome = trainctl(&["logs", "tfjob", "mnist", "-f"], move |sent| {
+        let path = sent.path();
+        if path == "/api/v1/namespaces/default/pods/mnist-ps-0/log" {
+            return Reply::Release(
+                Box::new(Reply::Hang),
+                "job watch",
+                Box::new(events(&[("MODIFIED", succeeded())])),
+            );
+        }
+        if let Some(log) = log_of(path) {
+            return Reply::Text(log.to_owned());
+        }
+        match (path.contains("/tfjobs"), sent.is_watch()) {
+            (true, true) => Reply::Held("job watch"),
+            (false, true) => Reply::Hang,
+            (true, false) if path.ends_with("/mnist") => Reply::Json(200, tfjob(running())),
+            (true, false) => list(vec![tfjob(running())]),
+            (false, false) => list(vec![
+                pod("chief", 0, "node-a", exited(0, 200), 0),
+                parameter_server(),
+            ]),
+        }
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "chief-0  | step 1\nchief-0  | step 2\n");
+}
+
+#[tokio::test]
+async fn logs_skip_a_pod_deleted_since_it_was_listed() {
+    let outcome = trainctl(&["logs", "tfjob", "mnist"], |sent| {
+        if sent.path() == "/api/v1/namespaces/default/pods/mnist-chief-0/log" {
+            return status(
+                404,
+                "NotFound",
+                "pods \"mnist-chief-0\" not found",
+                Some("mnist-chief-0"),
+            );
+        }
+        cluster_with_logs(sent)
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "worker-0 | loss 0.5\nworker-0 | killed\n");
+}
