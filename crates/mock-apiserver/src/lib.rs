@@ -30,8 +30,8 @@
 //! ## For tests and benchmarks
 //! A fixed latency before every call ([`Settings::latency`]); call counters by verb and path;
 //! faults injected into the next calls to a path ([`Fault`]: an error status, or a call held
-//! past the client's timeout); all open watch streams dropped at once; the history forgotten
-//! (the next resumes get `410 Gone`); [`MockApiServer::wait_until`] to wait for a state without
+//! past the client's timeout); all open watch streams dropped at once; the history forgotten, of
+//! every resource or of one (the next resumes get `410 Gone`); [`MockApiServer::wait_until`] to wait for a state without
 //! sleeping. The binary serves the same, with the `/mock/` paths (`GET /mock/stats`,
 //! `POST /mock/faults`, `POST /mock/drop-watches`, `POST /mock/forget-history`) for scripts.
 //!

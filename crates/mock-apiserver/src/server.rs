@@ -147,6 +147,18 @@ impl MockApiServer {
         self.shared.store().forget_history();
     }
 
+    /// Forgets the change history of the resource of `collection` (`/api/v1/namespaces/ml/pods`):
+    /// watches of it resuming from before now get `410 Gone`, as when its watch cache starts
+    /// afresh; `false` if the path names no resource served.
+    #[must_use]
+    pub fn forget_history_of(&self, collection: &str) -> bool {
+        let Ok(target) = Target::parse(collection) else {
+            return false;
+        };
+        self.shared.store().forget_history_of(target.resource);
+        true
+    }
+
     /// The object at `path` (`/api/v1/namespaces/ml/pods/mnist-worker-0`), if it exists.
     #[must_use]
     pub fn get(&self, path: &str) -> Option<Value> {

@@ -142,8 +142,10 @@ pub struct Store {
     collections: BTreeMap<&'static Resource, Collection>,
     history: VecDeque<Arc<Change>>,
     history_limit: usize,
-    /// A watch can resume from this version or any later one.
+    /// A watch can resume from this version or any later one...
     oldest_resumable: u64,
+    /// ... and, of these resources, from this one or any later one.
+    oldest_resumable_of: BTreeMap<&'static Resource, u64>,
     changes: broadcast::Sender<Arc<Change>>,
     versions: watch::Sender<u64>,
     started: Instant,
@@ -162,6 +164,7 @@ impl Store {
             history: VecDeque::new(),
             history_limit,
             oldest_resumable: 1,
+            oldest_resumable_of: BTreeMap::new(),
             changes: broadcast::channel(WATCH_BACKLOG).0,
             versions: watch::channel(1).0,
             started: Instant::now(),
@@ -434,10 +437,10 @@ impl Store {
                         .collect()
                 })
                 .unwrap_or_default(),
-            WatchFrom::Version(version) if version < self.oldest_resumable => {
+            WatchFrom::Version(version) if version < self.oldest_resumable(target.resource) => {
                 return Err(ApiError::Expired {
                     requested: version,
-                    oldest: self.oldest_resumable,
+                    oldest: self.oldest_resumable(target.resource),
                 });
             }
             WatchFrom::Version(version) => self
@@ -458,6 +461,21 @@ impl Store {
     pub fn forget_history(&mut self) {
         self.history.clear();
         self.oldest_resumable = self.resource_version;
+    }
+
+    /// Forgets the history of one resource, as when its watch cache starts afresh: a watch of
+    /// it resuming from an earlier version gets `410 Gone`.
+    pub fn forget_history_of(&mut self, resource: &'static Resource) {
+        self.oldest_resumable_of
+            .insert(resource, self.resource_version);
+    }
+
+    fn oldest_resumable(&self, resource: &'static Resource) -> u64 {
+        self.oldest_resumable_of
+            .get(resource)
+            .map_or(self.oldest_resumable, |oldest| {
+                (*oldest).max(self.oldest_resumable)
+            })
     }
 
     /// The current `resourceVersion`.

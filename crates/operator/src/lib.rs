@@ -20,6 +20,7 @@
 //! [`Plan`]: trainctl_engine::Plan
 
 pub mod apply;
+pub mod client;
 pub mod context;
 pub mod controller;
 pub mod error;
