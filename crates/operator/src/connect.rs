@@ -1,13 +1,30 @@
 //! Connecting to the cluster the way kubectl does: a kubeconfig (`--kubeconfig`, else
 //! `KUBECONFIG`, else `~/.kube/config`; its current context or `--context`), else the pod's
-//! service account (in-cluster). Requests then go through the client-side rate limit.
+//! service account (in-cluster). Requests then go through the client-side rate limit, and each
+//! has a timeout.
+//!
+//! kube's `Config` sets no read timeout (it would cut exec and attach sessions), so a call that
+//! the API server (or a half-open connection) never answers hangs for ever. For a controller
+//! that is worse than an error: kube-runtime reconciles one job at a time, so the job whose
+//! reconcile hangs is never reconciled again. Here every call fails after a timeout if its
+//! response has not begun, and the controller retries the job like after any error. The
+//! timeout runs until the response begins, not until it ends: a watch's response begins at
+//! once and its stream then runs on (kube's watcher has its own idle timeout for streams). It
+//! starts when the rate limit lets the call go, so waiting for the limit never times a call out.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
+use tower::timeout::TimeoutLayer;
 
 use crate::rate_limit::{RateLimitLayer, RateLimits};
+
+/// How long a call may wait for its response to begin: far longer than a healthy API server
+/// takes (milliseconds; it gives up on its own requests after 60 s), short enough that a lost
+/// call holds its job up for half a minute, not for ever.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Where the cluster's address and credentials come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,10 +96,17 @@ pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
     }
 }
 
-/// A client for `config` whose requests are rate-limited by `limits`.
-pub fn client(config: Config, limits: RateLimits) -> Result<Client, ConnectError> {
+/// A client for `config` whose requests are rate-limited by `limits` and fail after `timeout`
+/// without a response.
+pub fn client(
+    config: Config,
+    limits: RateLimits,
+    timeout: Duration,
+) -> Result<Client, ConnectError> {
+    // The layer added last is the outermost: the rate limit runs before the timeout starts.
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(ConnectError::Client)?
+        .with_layer(&TimeoutLayer::new(timeout))
         .with_layer(&RateLimitLayer::new(limits))
         .build())
 }
@@ -115,7 +139,7 @@ mod tests {
         access.context = Some("b".to_owned());
         let config = super::config(&access).await.expect("a config");
         assert_eq!(config.cluster_url.to_string(), "https://b.example:6443/");
-        assert!(client(config, RateLimits::default()).is_ok());
+        assert!(client(config, RateLimits::default(), REQUEST_TIMEOUT).is_ok());
     }
 
     #[tokio::test]

@@ -368,10 +368,7 @@ fn all_services(job: &trainctl_api::TrainingJob) -> Vec<Service> {
 
 #[tokio::test]
 async fn finished_job_with_clean_pod_policy_running_deletes_the_running_pod() {
-    let manifest = TF_JOB.replace(
-        "spec:\n  tfReplicaSpecs:",
-        "spec:\n  runPolicy: {cleanPodPolicy: Running}\n  tfReplicaSpecs:",
-    );
+    let manifest = with_run_policy("{cleanPodPolicy: Running}");
     let job = job(&manifest);
     let pods = vec![
         in_phase(owned_pod(&job, "mnist-chief-0"), "Succeeded"),
@@ -471,10 +468,7 @@ async fn failed_pod_creation_is_retried_without_duplicates() {
 
 #[tokio::test]
 async fn suspended_job_deletes_its_pods_and_services() {
-    let manifest = TF_JOB.replace(
-        "spec:\n  tfReplicaSpecs:",
-        "spec:\n  runPolicy: {suspend: true}\n  tfReplicaSpecs:",
-    );
+    let manifest = with_run_policy("{suspend: true}");
     let job = job(&manifest);
     let pods = SLOTS
         .iter()
@@ -500,23 +494,33 @@ async fn suspended_job_deletes_its_pods_and_services() {
         })
         .collect();
     assert_eq!(deleted, expected);
-    let status = applied_status(&sent).expect("a status");
-    let suspended = status["conditions"]
-        .as_array()
-        .expect("conditions")
-        .iter()
-        .find(|c| c["type"] == "Suspended")
-        .expect("Suspended");
-    assert_eq!(suspended["status"], "True");
-    assert_eq!(suspended["reason"], "TFJobSuspended");
+    assert_eq!(
+        applied_status(&sent).expect("a status"),
+        &json!({
+            "conditions": [
+                {"type": "Created", "status": "True", "reason": "TFJobCreated",
+                 "message": "TFJob mnist is created."},
+                {"type": "Running", "status": "False", "reason": "TFJobSuspended",
+                 "message": "TFJob mnist is suspended.",
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+                {"type": "Suspended", "status": "True", "reason": "TFJobSuspended",
+                 "message": "TFJob mnist is suspended.",
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+            ],
+            "replicaStatuses": {
+                "Chief": {"selector": selector("chief")},
+                "Worker": {"selector": selector("worker")},
+            },
+            "startTime": ago(600),
+        })
+    );
 }
 
 #[tokio::test]
 async fn job_past_its_ttl_is_deleted() {
-    let manifest = TF_JOB.replace(
-        "spec:\n  tfReplicaSpecs:",
-        "spec:\n  runPolicy: {ttlSecondsAfterFinished: 60}\n  tfReplicaSpecs:",
-    );
+    let manifest = with_run_policy("{ttlSecondsAfterFinished: 60}");
     let job = job(&manifest);
     let finished = with_status(object(&manifest), succeeded_status(&ago(61)));
     let (outcome, sent, events) = reconcile_against(&finished, cluster(&job, vec![], vec![])).await;
@@ -541,10 +545,7 @@ async fn job_past_its_ttl_is_deleted() {
 
 #[tokio::test]
 async fn job_within_its_ttl_is_requeued_for_the_expiry() {
-    let manifest = TF_JOB.replace(
-        "spec:\n  tfReplicaSpecs:",
-        "spec:\n  runPolicy: {ttlSecondsAfterFinished: 60}\n  tfReplicaSpecs:",
-    );
+    let manifest = with_run_policy("{ttlSecondsAfterFinished: 60}");
     let job = job(&manifest);
     let finished = with_status(object(&manifest), succeeded_status(&ago(20)));
     let (outcome, sent, _) = reconcile_against(&finished, cluster(&job, vec![], vec![])).await;
@@ -599,13 +600,25 @@ async fn restarted_pod_is_deleted_and_its_restart_kept_in_the_ledger() {
         json!({"metadata": {"annotations": {"training.kubeflow.org/retired-restarts": "1"}}})
     );
     let status = applied_status(&sent[4..]).expect("a status");
-    let restarting = status["conditions"]
-        .as_array()
-        .expect("conditions")
-        .iter()
-        .find(|c| c["type"] == "Restarting")
-        .expect("Restarting");
-    assert_eq!(restarting["status"], "True");
+    // Restarting replaces Running (SPEC §5).
+    assert_eq!(
+        status,
+        &json!({
+            "conditions": [
+                {"type": "Created", "status": "True", "reason": "TFJobCreated",
+                 "message": "TFJob mnist is created."},
+                {"type": "Restarting", "status": "True", "reason": "TFJobRestarting",
+                 "message": "TFJob mnist is restarting because 1 Worker replica(s) failed.",
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+            ],
+            "replicaStatuses": {
+                "Chief": {"active": 1, "selector": selector("chief")},
+                "Worker": {"active": 1, "failed": 1, "selector": selector("worker")},
+            },
+            "startTime": ago(600),
+        })
+    );
 }
 
 #[tokio::test]
@@ -745,15 +758,203 @@ async fn volcano_pods_are_created_once_the_pod_group_is_inqueue() {
 
 #[tokio::test]
 async fn job_managed_by_multikueue_is_left_alone() {
-    let manifest = TF_JOB.replace(
-        "spec:\n  tfReplicaSpecs:",
-        "spec:\n  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}\n  tfReplicaSpecs:",
-    );
+    let manifest = with_run_policy("{managedBy: kueue.x-k8s.io/multikueue}");
     let (outcome, sent, events) =
         reconcile_against(&object(&manifest), cluster(&job(&manifest), vec![], vec![])).await;
     assert_eq!(outcome.expect("reconciled"), Action::await_change());
     assert!(
         sent.is_empty() && events.is_empty(),
         "{sent:#?} {events:#?}"
+    );
+}
+
+/// The selector of the pods of `mnist`'s replica type `type_` (lowercase).
+fn selector(type_: &str) -> String {
+    format!(
+        "training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=tfjob-controller,training.kubeflow.org/replica-type={type_}"
+    )
+}
+
+/// A TFJob `runPolicy` line added to [`TF_JOB`].
+fn with_run_policy(run_policy: &str) -> String {
+    TF_JOB.replace(
+        "spec:\n  tfReplicaSpecs:",
+        &format!("spec:\n  runPolicy: {run_policy}\n  tfReplicaSpecs:"),
+    )
+}
+
+/// The requests other than the two lists, as `METHOD path`.
+fn requests_after_the_lists(sent: &[Sent]) -> Vec<String> {
+    assert_lists(sent);
+    sent[2..]
+        .iter()
+        .map(|s| format!("{} {}", s.method, s.path()))
+        .collect()
+}
+
+/// The deletions of every slot's service, then of every slot's pod.
+fn deletions_of_every_slot() -> Vec<String> {
+    ["services", "pods"]
+        .iter()
+        .flat_map(|resource| {
+            SLOTS
+                .iter()
+                .map(move |name| format!("DELETE /api/v1/namespaces/ml/{resource}/{name}"))
+        })
+        .collect()
+}
+
+fn running_pods(job: &trainctl_api::TrainingJob) -> Vec<Pod> {
+    SLOTS
+        .iter()
+        .map(|name| in_phase(owned_pod(job, name), "Running"))
+        .collect()
+}
+
+#[tokio::test]
+async fn running_pods_set_the_job_running() {
+    let job = job(TF_JOB);
+    let created = json!({
+        "conditions": [{"type": "Created", "status": "True", "reason": "TFJobCreated",
+                        "message": "TFJob mnist is created."}],
+        "startTime": ago(5),
+    });
+    let (outcome, sent, events) = reconcile_against(
+        &with_status(object(TF_JOB), created),
+        cluster(&job, running_pods(&job), all_services(&job)),
+    )
+    .await;
+
+    assert_eq!(outcome.expect("reconciled"), Action::await_change());
+    assert_eq!(
+        requests_after_the_lists(&sent),
+        ["PATCH /apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist/status"]
+    );
+    assert_eq!(
+        applied_status(&sent).expect("a status"),
+        &json!({
+            "conditions": [
+                {"type": "Created", "status": "True", "reason": "TFJobCreated",
+                 "message": "TFJob mnist is created."},
+                {"type": "Running", "status": "True", "reason": "TFJobRunning",
+                 "message": "TFJob ml/mnist is running.",
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+            ],
+            "replicaStatuses": {
+                "Chief": {"active": 1, "selector": selector("chief")},
+                "Worker": {"active": 2, "selector": selector("worker")},
+            },
+            "startTime": ago(5),
+        })
+    );
+    assert!(events.is_empty(), "{events:#?}");
+}
+
+#[tokio::test]
+async fn job_past_its_deadline_fails_and_its_running_pods_are_deleted() {
+    let manifest = with_run_policy("{activeDeadlineSeconds: 60}");
+    let job = job(&manifest);
+    let mut started = running_status();
+    started["startTime"] = json!(ago(60));
+    let (outcome, sent, events) = reconcile_against(
+        &with_status(object(&manifest), started),
+        cluster(&job, running_pods(&job), all_services(&job)),
+    )
+    .await;
+
+    assert_eq!(outcome.expect("reconciled"), Action::await_change());
+    let mut expected = deletions_of_every_slot();
+    expected.push("PATCH /apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist/status".to_owned());
+    assert_eq!(requests_after_the_lists(&sent), expected);
+    let message = "Job mnist has failed because it was active longer than specified deadline";
+    assert_eq!(
+        applied_status(&sent).expect("a status"),
+        &json!({
+            "conditions": [
+                {"type": "Created", "status": "True", "reason": "TFJobCreated",
+                 "message": "TFJob mnist is created."},
+                {"type": "Running", "status": "False", "reason": "TFJobRunning",
+                 "message": "TFJob ml/mnist is running.",
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+                {"type": "Failed", "status": "True", "reason": "TFJobFailed", "message": message,
+                 "lastUpdateTime": "2025-01-01T00:00:00Z",
+                 "lastTransitionTime": "2025-01-01T00:00:00Z"},
+            ],
+            "replicaStatuses": {
+                "Chief": {"active": 1, "selector": selector("chief")},
+                "Worker": {"active": 2, "selector": selector("worker")},
+            },
+            "startTime": ago(60),
+            "completionTime": "2025-01-01T00:00:00Z",
+        })
+    );
+    let notes = event_notes(&events);
+    assert_eq!(notes.len(), 7, "{notes:#?}");
+    assert_eq!(
+        notes.last(),
+        Some(&("TFJobFailed".to_owned(), message.to_owned()))
+    );
+    assert_eq!(events.last().expect("an event").body["type"], "Warning");
+}
+
+#[tokio::test]
+async fn job_within_its_deadline_is_requeued_for_it() {
+    let manifest = with_run_policy("{activeDeadlineSeconds: 60}");
+    let job = job(&manifest);
+    let mut started = running_status();
+    started["startTime"] = json!(ago(20));
+    started["replicaStatuses"] = json!({
+        "Chief": {"active": 1, "selector": selector("chief")},
+        "Worker": {"active": 2, "selector": selector("worker")},
+    });
+    let (outcome, sent, events) = reconcile_against(
+        &with_status(object(&manifest), started),
+        cluster(&job, running_pods(&job), all_services(&job)),
+    )
+    .await;
+
+    assert_eq!(
+        outcome.expect("reconciled"),
+        Action::requeue(Duration::from_secs(40))
+    );
+    assert!(requests_after_the_lists(&sent).is_empty(), "{sent:#?}");
+    assert!(events.is_empty(), "{events:#?}");
+}
+
+#[tokio::test]
+async fn finished_job_under_volcano_deletes_its_pod_group() {
+    let job = job(TF_JOB);
+    let mut answer = cluster(&job, vec![], vec![]);
+    let answer = move |sent: &Sent| {
+        if sent.method == Method::GET && sent.path().ends_with("/podgroups/mnist") {
+            (
+                StatusCode::OK,
+                json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                       "metadata": {"name": "mnist", "namespace": "ml"},
+                       "status": {"phase": "Running"}}),
+            )
+        } else {
+            answer(sent)
+        }
+    };
+    let options = trainctl_engine::BuildOptions {
+        gang_scheduler: Some("volcano".to_owned()),
+        ..render_options()
+    };
+    let (ctx, handle) = context_with(options);
+    let server = serve(handle, answer);
+    let finished = with_status(object(TF_JOB), succeeded_status(&ago(5)));
+    let outcome = reconcile_at(JobKind::TFJob, &finished, &ctx, now()).await;
+    let (sent, _) = finish(ctx, server).await;
+
+    assert_eq!(outcome.expect("reconciled"), Action::await_change());
+    assert_eq!(
+        requests_after_the_lists(&sent),
+        [
+            "GET /apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/mnist",
+            "DELETE /apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups/mnist",
+        ]
     );
 }

@@ -47,7 +47,7 @@ pub fn run(args: &OperatorArgs, cluster: &ClusterArgs) -> anyhow::Result<ExitCod
         .context("cannot start the runtime")?
         .block_on(async {
             let config = connect::config(&access).await?;
-            let client = connect::client(config, settings.api_limits)?;
+            let client = connect::client(config, settings.api_limits, connect::REQUEST_TIMEOUT)?;
             let stop = StopRequests::from_signals().context("cannot watch for signals")?;
             manager::run(settings, client, stop, Observability::default(), |_| {}).await?;
             anyhow::Ok(())
