@@ -456,8 +456,9 @@ pub struct OperatorArgs {
     #[arg(long, value_name = "F", default_value_t = 500.0, value_parser = requests_per_second)]
     pub kube_api_qps: f64,
 
-    /// Requests the Kubernetes client may send at once, above the average rate.
-    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Requests the Kubernetes client may send at once, above the average rate (the default lets
+    /// the 2,000 Pods and Services of a 1,000-replica job go out at once).
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
     pub kube_api_burst: u32,
 
     /// Reconciles of one kind that run at once.

@@ -48,7 +48,7 @@ fn help_documents_every_flag_with_its_default() {
         "--kube-api-qps <F>",
         "[default: 500]",
         "--kube-api-burst <N>",
-        "[default: 1000]",
+        "[default: 2000]",
         "--controller-threads <N>",
         "[default: 16]",
         "--leader-elect",

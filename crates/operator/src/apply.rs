@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use futures_util::StreamExt as _;
+use futures_util::future::Either;
 use futures_util::stream;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -40,7 +41,7 @@ use crate::gang;
 use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
 
 /// How many creations (or deletions) of one job are in flight at once.
-pub const PARALLELISM: usize = 16;
+pub const PARALLELISM: usize = 32;
 
 /// Executes `plan` for `job`, whose pods and services were `observed`.
 pub async fn apply(
@@ -89,8 +90,56 @@ struct Run<'a> {
     regarding: ObjectReference,
 }
 
-/// The outcome of one object's creation or deletion, by name.
-type Outcomes = Vec<(String, Result<(), kube::Error>)>;
+/// What one creation or deletion did.
+struct Outcome {
+    /// The object's kind (`Pod`, `Service`, ...).
+    kind: &'static str,
+    /// The object's name.
+    name: String,
+    result: Result<(), kube::Error>,
+}
+
+/// Creating or deleting a job's children: the event of each outcome, and the error of a failure.
+#[derive(Clone, Copy)]
+enum Operation {
+    Create,
+    Delete,
+}
+
+impl Operation {
+    /// The action events name.
+    fn action(self) -> &'static str {
+        match self {
+            Operation::Create => "Create",
+            Operation::Delete => "Delete",
+        }
+    }
+
+    fn event(self, outcome: &Outcome) -> JobEvent {
+        let pod = outcome.kind == "Pod";
+        match (self, &outcome.result) {
+            (Operation::Create, Ok(())) if pod => JobEvent::pod_created(&outcome.name),
+            (Operation::Create, Ok(())) => JobEvent::service_created(&outcome.name),
+            (Operation::Create, Err(error)) if pod => {
+                JobEvent::pod_create_failed(&error.to_string())
+            }
+            (Operation::Create, Err(error)) => JobEvent::service_create_failed(&error.to_string()),
+            (Operation::Delete, Ok(())) if pod => JobEvent::pod_deleted(&outcome.name),
+            (Operation::Delete, Ok(())) => JobEvent::service_deleted(&outcome.name),
+            (Operation::Delete, Err(error)) if pod => {
+                JobEvent::pod_delete_failed(&error.to_string())
+            }
+            (Operation::Delete, Err(error)) => JobEvent::service_delete_failed(&error.to_string()),
+        }
+    }
+
+    fn error(self, kind: &'static str, name: String, source: kube::Error) -> Error {
+        match self {
+            Operation::Create => Error::Apply { kind, name, source },
+            Operation::Delete => Error::Delete { kind, name, source },
+        }
+    }
+}
 
 impl<'a> Run<'a> {
     fn new(ctx: &'a Context, job: &'a TrainingJob) -> Self {
@@ -115,27 +164,48 @@ impl<'a> Run<'a> {
 
     /// Deletes the services and pods; the first failure, once every deletion was tried.
     async fn delete(&self, services: &[Deletion], pods: &[Deletion]) -> Result<(), Error> {
-        let services = delete_each(&self.services, self.names(services)).await;
-        let pods = delete_each(&self.pods, self.names(pods)).await;
-        let mut first_error = None;
-        for (kind, outcomes) in [("Service", services), ("Pod", pods)] {
-            for (name, outcome) in outcomes {
-                let event = match &outcome {
-                    Ok(()) if kind == "Pod" => JobEvent::pod_deleted(&name),
-                    Ok(()) => JobEvent::service_deleted(&name),
-                    Err(error) if kind == "Pod" => JobEvent::pod_delete_failed(&error.to_string()),
-                    Err(error) => JobEvent::service_delete_failed(&error.to_string()),
-                };
-                let related = child_reference(self.job, kind, &name);
+        // The futures are made before the stream runs them: a stream of closures that borrow
+        // would not be `Send` (rustc's higher-ranked lifetimes in async fns).
+        let services = self.names(services).into_iter();
+        let pods = self.names(pods).into_iter();
+        let deletions: Vec<_> = services
+            .map(|name| Either::Left(delete_one(&self.services, "Service", name)))
+            .chain(pods.map(|name| Either::Right(delete_one(&self.pods, "Pod", name))))
+            .collect();
+        let outcomes = stream::iter(deletions)
+            .buffered(PARALLELISM)
+            .collect()
+            .await;
+        self.report(Operation::Delete, outcomes).await
+    }
+
+    /// Records an event per outcome (several at a time); the first failure, if any.
+    async fn report(&self, operation: Operation, outcomes: Vec<Outcome>) -> Result<(), Error> {
+        let events: Vec<(JobEvent, ObjectReference)> = outcomes
+            .iter()
+            .map(|outcome| {
+                let related = child_reference(self.job, outcome.kind, &outcome.name);
+                (operation.event(outcome), related)
+            })
+            .collect();
+        stream::iter(events)
+            .map(|(event, related)| async move {
                 self.ctx
-                    .publish(&self.regarding, &event, "Delete", Some(related))
+                    .publish(&self.regarding, &event, operation.action(), Some(related))
                     .await;
-                if let Err(source) = outcome {
-                    first_error.get_or_insert(Error::Delete { kind, name, source });
-                }
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+            })
+            .buffered(PARALLELISM)
+            .collect::<()>()
+            .await;
+        outcomes
+            .into_iter()
+            .find_map(|outcome| {
+                let Outcome { kind, name, result } = outcome;
+                result
+                    .err()
+                    .map(|source| operation.error(kind, name, source))
+            })
+            .map_or(Ok(()), Err)
     }
 
     /// Keeps the restart ledger in the job's annotation.
@@ -167,27 +237,19 @@ impl<'a> Run<'a> {
         if !pods.is_empty() {
             self.create_companions(&objects).await?;
         }
-        let services = apply_each(&self.services, pick(self.job, objects.services, services)).await;
-        let pods = apply_each(&self.pods, pick(self.job, objects.pods, pods)).await;
-        let mut first_error = None;
-        for (kind, outcomes) in [("Service", services), ("Pod", pods)] {
-            for (name, outcome) in outcomes {
-                let event = match &outcome {
-                    Ok(()) if kind == "Pod" => JobEvent::pod_created(&name),
-                    Ok(()) => JobEvent::service_created(&name),
-                    Err(error) if kind == "Pod" => JobEvent::pod_create_failed(&error.to_string()),
-                    Err(error) => JobEvent::service_create_failed(&error.to_string()),
-                };
-                let related = child_reference(self.job, kind, &name);
-                self.ctx
-                    .publish(&self.regarding, &event, "Create", Some(related))
-                    .await;
-                if let Err(source) = outcome {
-                    first_error.get_or_insert(Error::Apply { kind, name, source });
-                }
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        // Services first, in one stream with the pods: the last services and the first pods
+        // are in flight together.
+        let services = pick(self.job, objects.services, services).into_iter();
+        let pods = pick(self.job, objects.pods, pods).into_iter();
+        let creations: Vec<_> = services
+            .map(|service| Either::Left(apply_one(&self.services, "Service", service)))
+            .chain(pods.map(|pod| Either::Right(apply_one(&self.pods, "Pod", pod))))
+            .collect();
+        let outcomes = stream::iter(creations)
+            .buffered(PARALLELISM)
+            .collect()
+            .await;
+        self.report(Operation::Create, outcomes).await
     }
 
     /// An MPIJob's launcher RBAC and ConfigMap, before its pods. The service account is only
@@ -214,20 +276,12 @@ impl<'a> Run<'a> {
         let bindings = Api::namespaced(client.clone(), namespace);
         let config_maps = Api::namespaced(client.clone(), namespace);
         let outcomes = [
-            ("Role", apply_each(&roles, objects.roles.clone()).await),
-            (
-                "RoleBinding",
-                apply_each(&bindings, objects.role_bindings.clone()).await,
-            ),
-            (
-                "ConfigMap",
-                apply_each(&config_maps, objects.config_maps.clone()).await,
-            ),
+            apply_all(&roles, "Role", &objects.roles).await,
+            apply_all(&bindings, "RoleBinding", &objects.role_bindings).await,
+            apply_all(&config_maps, "ConfigMap", &objects.config_maps).await,
         ];
-        for (kind, outcomes) in outcomes {
-            for (name, outcome) in outcomes {
-                outcome.map_err(|source| Error::Apply { kind, name, source })?;
-            }
+        for Outcome { kind, name, result } in outcomes.into_iter().flatten() {
+            result.map_err(|source| Error::Apply { kind, name, source })?;
         }
         Ok(())
     }
@@ -299,41 +353,40 @@ fn pick<K: Resource>(job: &TrainingJob, objects: Vec<K>, slots: &[ReplicaSlot]) 
         .collect()
 }
 
-/// Server-side applies each object, [`PARALLELISM`] at a time.
-async fn apply_each<K>(api: &Api<K>, objects: Vec<K>) -> Outcomes
+/// Server-side applies each object of `kind`, [`PARALLELISM`] at a time.
+async fn apply_all<K>(api: &Api<K>, kind: &'static str, objects: &[K]) -> Vec<Outcome>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
-    let params = apply_params();
-    stream::iter(objects)
-        .map(|object| {
-            let params = &params;
-            async move {
-                let name = object.name_any();
-                let outcome = api.patch(&name, params, &Patch::Apply(&object)).await;
-                (name, outcome.map(drop))
-            }
-        })
+    stream::iter(objects.to_vec())
+        .map(|object| apply_one(api, kind, object))
         .buffered(PARALLELISM)
         .collect()
         .await
 }
 
-/// Deletes each named object, [`PARALLELISM`] at a time; one already gone counts as deleted.
-async fn delete_each<K>(api: &Api<K>, names: Vec<String>) -> Outcomes
+/// Server-side applies one object of `kind`.
+async fn apply_one<K>(api: &Api<K>, kind: &'static str, object: K) -> Outcome
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let name = object.name_any();
+    let result = api
+        .patch(&name, &apply_params(), &Patch::Apply(&object))
+        .await
+        .map(drop);
+    Outcome { kind, name, result }
+}
+
+/// Deletes the object `name` of `kind`; one already gone counts as deleted.
+async fn delete_one<K>(api: &Api<K>, kind: &'static str, name: String) -> Outcome
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
-    stream::iter(names)
-        .map(|name| async move {
-            let outcome = match api.delete(&name, &DeleteParams::default()).await {
-                Ok(_) => Ok(()),
-                Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-                Err(error) => Err(error),
-            };
-            (name, outcome)
-        })
-        .buffered(PARALLELISM)
-        .collect()
-        .await
+    let result = match api.delete(&name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Err(error) => Err(error),
+    };
+    Outcome { kind, name, result }
 }

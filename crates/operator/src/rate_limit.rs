@@ -27,11 +27,11 @@ pub struct RateLimits {
 }
 
 impl Default for RateLimits {
-    /// The operator's defaults (`--kube-api-qps 500`, `--kube-api-burst 1000`).
+    /// The operator's defaults (`--kube-api-qps 500`, `--kube-api-burst 2000`).
     fn default() -> Self {
         RateLimits {
             qps: 500.0,
-            burst: 1000,
+            burst: 2000,
         }
     }
 }
@@ -214,7 +214,7 @@ mod tests {
             RateLimits::default(),
             RateLimits {
                 qps: 500.0,
-                burst: 1000
+                burst: 2000
             }
         );
     }

@@ -169,7 +169,7 @@ mod tests {
                 controller_threads: 16,
                 api_limits: RateLimits {
                     qps: 500.0,
-                    burst: 1000
+                    burst: 2000
                 },
                 leader_election: None,
                 metrics_address: BindAddress::Listen("0.0.0.0:8080".parse().expect("valid")),
