@@ -59,6 +59,11 @@ impl Context {
     /// and keeps the first note: right for repeats about one child, wrong for events whose notes
     /// differ (`ExitedWithCode` for two pods). Events about a child therefore name it as
     /// `related`, and the others go through a recorder of their own, without a series.
+    ///
+    /// The recorder keeps every event it published for six minutes, to extend its series. Only
+    /// warnings about a child repeat (a creation that keeps failing, a pod that keeps exiting);
+    /// the normal ones (a pod or service created or deleted) happen once per object, so they
+    /// take no series either: cached, the 20,000 of 1,000 jobs of 10 replicas held 70 MB.
     pub async fn publish(
         &self,
         regarding: &ObjectReference,
@@ -70,7 +75,7 @@ impl Context {
             trainctl_engine::reconcile::EventType::Normal => EventType::Normal,
             trainctl_engine::reconcile::EventType::Warning => EventType::Warning,
         };
-        let series = related.is_some();
+        let series = related.is_some() && type_ == EventType::Warning;
         let event_ = Event {
             type_,
             reason: event.reason.clone(),
@@ -105,5 +110,56 @@ pub fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectRefer
         name: Some(name.to_owned()),
         namespace: Some(job.namespace().to_owned()),
         ..ObjectReference::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+    use http::StatusCode;
+    use serde_json::json;
+    use trainctl_engine::reconcile::JobEvent;
+
+    use super::child_reference;
+    use crate::fixtures::{context, finish, job, serve};
+    use crate::job::object_reference;
+
+    const JOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: mnist, namespace: ml, uid: u-1}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
+
+    #[tokio::test]
+    async fn only_warnings_about_a_child_fold_into_a_series() {
+        let job = job(JOB);
+        let (ctx, handle) = context();
+        let server = serve(handle, |_| (StatusCode::CREATED, json!({})));
+        let regarding = object_reference(&job);
+        let pod = || Some(child_reference(&job, "Pod", "mnist-worker-0"));
+        for _ in 0..2 {
+            let created = JobEvent::pod_created("mnist-worker-0");
+            ctx.publish(&regarding, &created, "Create", pod()).await;
+        }
+        for _ in 0..2 {
+            let failed = JobEvent::pod_create_failed("quota exceeded");
+            ctx.publish(&regarding, &failed, "Create", pod()).await;
+        }
+        let (_, events) = finish(ctx, server).await;
+        let sent: Vec<(Method, String)> = events
+            .iter()
+            .map(|event| {
+                (
+                    event.method.clone(),
+                    event.body["reason"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (Method::POST, "SuccessfulCreatePod".to_owned()),
+                (Method::POST, "SuccessfulCreatePod".to_owned()),
+                (Method::POST, "FailedCreatePod".to_owned()),
+                // The repeat extends the first one's series.
+                (Method::PATCH, "FailedCreatePod".to_owned()),
+            ]
+        );
     }
 }
