@@ -19,13 +19,7 @@ fn trainctl(home: &Path, kubeconfig: &Path, args: &[&str]) -> Run {
         .env_remove("KUBERNETES_SERVICE_HOST")
         .output()
         .expect("the trainctl binary runs");
-    let run = Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
+    common::into_run(&output)
 }
 
 /// A kubeconfig whose one context, `dev`, points at `server`.

@@ -2,14 +2,11 @@
 //! message when there is no cluster to connect to. The operator itself is tested against a mock
 //! API in the operator crate.
 
+mod common;
+
 use std::process::Command;
 
-/// What one run did: exit code, stdout, stderr.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+use common::Run;
 
 /// Runs `trainctl operator ARGS` with a home and environment that name no cluster.
 fn operator(args: &[&str]) -> Run {
@@ -26,13 +23,7 @@ fn operator(args: &[&str]) -> Run {
         .env_remove("CUSTOM_CLUSTER_DOMAIN")
         .output()
         .expect("the trainctl binary runs");
-    let run = Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
+    common::into_run(&output)
 }
 
 #[test]

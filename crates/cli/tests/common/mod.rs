@@ -51,7 +51,8 @@ pub fn trainctl_with_stdin(args: &[&str], input: &str) -> Run {
     into_run(&child.wait_with_output().expect("trainctl finishes"))
 }
 
-fn into_run(output: &Output) -> Run {
+/// The captured `output` of a `trainctl` run; fails the test if it panicked.
+pub fn into_run(output: &Output) -> Run {
     let run = Run {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
