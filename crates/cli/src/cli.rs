@@ -461,6 +461,11 @@ pub struct OperatorArgs {
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
     pub kube_api_burst: u32,
 
+    /// Requests the Kubernetes client has waiting for their response at once (each holds a
+    /// connection: kube's client speaks HTTP/1.1); further requests wait their turn.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub kube_api_max_in_flight: u32,
+
     /// Reconciles of one kind that run at once.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..))]
     pub controller_threads: u32,

@@ -40,6 +40,8 @@ fn help_documents_every_flag_with_its_default() {
         "[default: 500]",
         "--kube-api-burst <N>",
         "[default: 2000]",
+        "--kube-api-max-in-flight <N>",
+        "[default: 64]",
         "--controller-threads <N>",
         "[default: 16]",
         "--leader-elect",

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use axum::http::Method;
@@ -109,9 +110,54 @@ impl Calls {
     }
 }
 
+/// The calls being served at once (watches excepted: they stay open), and the most there were.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl InFlight {
+    /// Counts a call in flight until the guard is dropped.
+    pub fn begin(&self) -> InFlightCall<'_> {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        InFlightCall(self)
+    }
+
+    /// The most calls that were in flight at once.
+    #[must_use]
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+}
+
+/// One call in flight; see [`InFlight::begin`].
+#[derive(Debug)]
+pub struct InFlightCall<'a>(&'a InFlight);
+
+impl Drop for InFlightCall<'_> {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_peak_of_calls_in_flight_is_kept() {
+        let in_flight = InFlight::default();
+        let first = in_flight.begin();
+        let second = in_flight.begin();
+        drop(first);
+        let third = in_flight.begin();
+        assert_eq!(in_flight.peak(), 2);
+        drop((second, third));
+        let _fourth = in_flight.begin();
+        assert_eq!(in_flight.peak(), 2);
+    }
 
     #[test]
     fn verbs_follow_method_and_target() {

@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::calls::{Calls, Verb};
+use crate::calls::{Calls, InFlight, Verb};
 use crate::error::ApiError;
 use crate::faults::{Fault, Faults};
 use crate::render::{List, Rendered};
@@ -55,6 +55,7 @@ struct Shared {
     store: Mutex<Store>,
     faults: Faults,
     calls: Calls,
+    in_flight: InFlight,
     latency: Duration,
     /// Bumped to end every open watch.
     drops: watch::Sender<u64>,
@@ -94,6 +95,7 @@ impl MockApiServer {
             store: Mutex::new(Store::new(settings.history_limit)),
             faults: Faults::default(),
             calls: Calls::default(),
+            in_flight: InFlight::default(),
             latency: settings.latency,
             drops: watch::channel(0).0,
             open_watches: Arc::new(AtomicUsize::new(0)),
@@ -207,8 +209,14 @@ impl MockApiServer {
         }
     }
 
-    /// Statistics: the objects per resource, the calls, the open watches (what `GET
-    /// /mock/stats` answers).
+    /// The most calls that were being served at once, watches excepted.
+    #[must_use]
+    pub fn peak_in_flight(&self) -> usize {
+        self.shared.in_flight.peak()
+    }
+
+    /// Statistics: the objects per resource, the calls, the open watches, the most calls in
+    /// flight at once (what `GET /mock/stats` answers).
     #[must_use]
     pub fn statistics(&self) -> Value {
         statistics(&self.shared)
@@ -236,6 +244,7 @@ fn statistics(shared: &Shared) -> Value {
     let mut statistics = shared.store().statistics();
     statistics["openWatches"] = json!(shared.open_watches.load(Ordering::SeqCst));
     statistics["calls"] = shared.calls.to_json();
+    statistics["peakInFlight"] = json!(shared.in_flight.peak());
     statistics
 }
 
@@ -324,6 +333,7 @@ async fn serve(
         .is_some_and(|watch| watch == "true" || watch == "1");
     let verb = Verb::of(method, &target, watching).ok_or(ApiError::MethodNotAllowed)?;
     shared.calls.count(verb, path);
+    let _in_flight = (verb != Verb::Watch).then(|| shared.in_flight.begin());
     if !shared.latency.is_zero() {
         tokio::time::sleep(shared.latency).await;
     }

@@ -1,7 +1,7 @@
 //! Connecting to the cluster the way kubectl does: a kubeconfig (`--kubeconfig`, else
 //! `KUBECONFIG`, else `~/.kube/config`; its current context or `--context`), else the pod's
-//! service account (in-cluster). Requests then go through the client-side rate limit, and each
-//! has a timeout.
+//! service account (in-cluster). Requests then go through the client-side rate limit and a
+//! bound on the requests in flight, and each has a timeout.
 //!
 //! kube's `Config` sets no read timeout (it would cut exec and attach sessions), so a call that
 //! the API server (or a half-open connection) never answers hangs for ever. For a controller
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
+use tower::limit::ConcurrencyLimitLayer;
 use tower::timeout::TimeoutLayer;
 
 use crate::rate_limit::{RateLimitLayer, RateLimits};
@@ -96,17 +97,22 @@ pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
     }
 }
 
-/// A client for `config` whose requests are rate-limited by `limits` and fail after `timeout`
-/// without a response.
+/// A client for `config` whose requests are rate-limited and bounded in number by `limits`,
+/// and fail after `timeout` without a response.
+///
+/// A request is in flight until its response begins: a watch's stream then runs on without
+/// counting, and a list's body is read right after.
 pub fn client(
     config: Config,
     limits: RateLimits,
     timeout: Duration,
 ) -> Result<Client, ConnectError> {
-    // The layer added last is the outermost: the rate limit runs before the timeout starts.
+    // The layer added last is the outermost: a request takes a token, then waits for a place
+    // in flight, and only then does its timeout start.
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(ConnectError::Client)?
         .with_layer(&TimeoutLayer::new(timeout))
+        .with_layer(&ConcurrencyLimitLayer::new(limits.max_in_flight.max(1)))
         .with_layer(&RateLimitLayer::new(limits))
         .build())
 }

@@ -1,5 +1,5 @@
 //! The controllers: one kube-runtime `Controller` per job kind, watching the kind's jobs (as
-//! [`DynamicObject`]s, see [`crate::job`]) and the Pods and Services they own, and the reconcile
+//! [`JobObject`]s, see [`crate::job`]) and the Pods and Services they own, and the reconcile
 //! they all run.
 
 use std::sync::Arc;
@@ -15,13 +15,14 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource as _, ResourceExt as _};
 use tokio::sync::{Semaphore, watch};
-use trainctl_api::{JobKind, JobStatus, TrainingJob};
+use trainctl_api::{JobKind, TrainingJob};
 use trainctl_engine::naming::{self, OPERATOR_NAME_LABEL};
 use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang, Transition};
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::health::Health;
+use crate::job::JobObject;
 use crate::{apply, gang, job, observe, validate};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
@@ -106,13 +107,13 @@ fn controller(
     lane: Lane,
     ctx: Arc<Context>,
     namespace: Option<&str>,
-) -> (Store<DynamicObject>, impl Future<Output = ()> + use<>) {
+) -> (Store<JobObject>, impl Future<Output = ()> + use<>) {
     let kind = lane.kind;
     let resource = job::api_resource(kind);
     let client = ctx.client.clone();
     let (jobs, pods, services) = match namespace {
         Some(namespace) => (
-            Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource),
+            Api::<JobObject>::namespaced_with(client.clone(), namespace, &resource),
             Api::<Pod>::namespaced(client.clone(), namespace),
             Api::<Service>::namespaced(client, namespace),
         ),
@@ -178,9 +179,9 @@ fn controller(
 /// wait interrupted by shutdown, is dropped. Times the reconcile and counts its error.
 async fn reconcile_in_turn(
     lane: Lane,
-    cache: Store<DynamicObject>,
+    cache: Store<JobObject>,
     resource: ApiResource,
-    object: Arc<DynamicObject>,
+    object: Arc<JobObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
     let kind = lane.kind;
@@ -215,7 +216,7 @@ async fn reconcile_in_turn(
     clippy::needless_pass_by_value,
     reason = "the signature kube-runtime's Controller::run asks for"
 )]
-pub fn error_policy(object: Arc<DynamicObject>, error: &Error, _ctx: Arc<Context>) -> Action {
+pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -> Action {
     tracing::warn!(
         job = %object.name_any(),
         operation = error.metric_label(),
@@ -228,7 +229,7 @@ pub fn error_policy(object: Arc<DynamicObject>, error: &Error, _ctx: Arc<Context
 /// Reconciles one job of `kind` now.
 pub async fn reconcile(
     kind: JobKind,
-    object: Arc<DynamicObject>,
+    object: Arc<JobObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
     reconcile_at(kind, &object, &ctx, Timestamp::now()).await
@@ -238,7 +239,7 @@ pub async fn reconcile(
 #[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
 pub async fn reconcile_at(
     kind: JobKind,
-    object: &DynamicObject,
+    object: &JobObject,
     ctx: &Context,
     now: Timestamp,
 ) -> Result<Action, Error> {
@@ -307,17 +308,14 @@ async fn fetch(ctx: &Context, job: &TrainingJob) -> Result<(Vec<Pod>, Vec<Servic
 /// Fails a job that cannot be read or is invalid, once, with `why`; nothing is created for it.
 async fn refuse(
     kind: JobKind,
-    object: &DynamicObject,
+    object: &JobObject,
     ctx: &Context,
     why: &str,
     now: Timestamp,
 ) -> Result<Action, Error> {
     let namespace = object.namespace().unwrap_or_else(|| "default".to_owned());
     let name = object.name_any();
-    let previous: Option<JobStatus> = object
-        .data
-        .get("status")
-        .and_then(|status| serde_json::from_value(status.clone()).ok());
+    let previous = object.recorded_status();
     let message = validate::message(kind, &namespace, &name, why);
     if let Some(status) = validate::refused_status(kind, previous.as_ref(), &message, now) {
         tracing::warn!(%message, "refusing the job");

@@ -7,7 +7,6 @@ use std::time::Duration;
 use http::{Method, Request, Response, StatusCode};
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::Client;
-use kube::api::DynamicObject;
 use kube::client::Body;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
@@ -16,6 +15,7 @@ use trainctl_api::TrainingJob;
 use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
 use crate::context::Context;
+use crate::job::JobObject;
 
 /// A TFJob `ml/mnist` (uid `job-uid`): a chief and two workers.
 pub(crate) const TF_JOB: &str = r"
@@ -39,14 +39,18 @@ pub(crate) fn job(yaml: &str) -> TrainingJob {
 }
 
 /// A manifest as the API server sends it: not defaulted (there is no webhook).
-pub(crate) fn object(yaml: &str) -> DynamicObject {
+pub(crate) fn object(yaml: &str) -> JobObject {
     let value: Value = serde_saphyr::from_str(yaml).expect("YAML");
     serde_json::from_value(value).expect("an object")
 }
 
 /// `object` with `status` recorded.
-pub(crate) fn with_status(mut object: DynamicObject, status: Value) -> DynamicObject {
-    object.data["status"] = status;
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "the callers build the status in the call"
+)]
+pub(crate) fn with_status(mut object: JobObject, status: Value) -> JobObject {
+    object.status = Some(serde_json::value::to_raw_value(&status).expect("JSON"));
     object
 }
 

@@ -258,7 +258,7 @@ trainctl_leader 0
     /// Reconciles `object` once against `answer`, counting into `metrics`.
     async fn reconcile_into(
         metrics: &Arc<Metrics>,
-        object: &kube::api::DynamicObject,
+        object: &crate::job::JobObject,
         answer: impl FnMut(&crate::fixtures::Sent) -> crate::fixtures::Answer + Send + 'static,
     ) -> Result<kube::runtime::controller::Action, Error> {
         let (ctx, handle) = context();

@@ -17,21 +17,26 @@ use tokio::time::{Instant, Sleep};
 use tower::{Layer, Service};
 
 /// The client's request rate: an average of `qps` requests a second, with bursts of up to
-/// `burst` requests.
+/// `burst` requests, and at most `max_in_flight` requests waiting for their response.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     /// Requests a second, on average; positive and finite.
     pub qps: f64,
     /// The most requests sent at once after a quiet period; at least 1.
     pub burst: u32,
+    /// The most requests waiting for their response at once; at least 1. kube's client speaks
+    /// HTTP/1.1, so each of them holds a connection of its own (a TLS session, on a cluster).
+    pub max_in_flight: usize,
 }
 
 impl Default for RateLimits {
-    /// The operator's defaults (`--kube-api-qps 500`, `--kube-api-burst 2000`).
+    /// The operator's defaults (`--kube-api-qps 500`, `--kube-api-burst 2000`,
+    /// `--kube-api-max-in-flight 64`).
     fn default() -> Self {
         RateLimits {
             qps: 500.0,
             burst: 2000,
+            max_in_flight: 64,
         }
     }
 }
@@ -149,7 +154,11 @@ mod tests {
     type Handle = mock::Handle<&'static str, &'static str>;
 
     fn limited(qps: f64, burst: u32) -> (Limited, Handle) {
-        mock::spawn_layer(RateLimitLayer::new(RateLimits { qps, burst }))
+        mock::spawn_layer(RateLimitLayer::new(RateLimits {
+            qps,
+            burst,
+            ..RateLimits::default()
+        }))
     }
 
     /// Sends one request through, answering it.
@@ -214,7 +223,8 @@ mod tests {
             RateLimits::default(),
             RateLimits {
                 qps: 500.0,
-                burst: 2000
+                burst: 2000,
+                max_in_flight: 64,
             }
         );
     }

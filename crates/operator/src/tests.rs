@@ -6,7 +6,6 @@ use std::time::Duration;
 use http::{Method, StatusCode};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
 use serde_json::{Value, json};
 use trainctl_api::JobKind;
@@ -17,6 +16,7 @@ use crate::fixtures::{
     Answer, Sent, TF_JOB, cluster, context, context_with, finish, in_phase, job, object, owned_pod,
     owned_service, render_options, serve, status_body, with_status,
 };
+use crate::job::JobObject;
 use crate::reconcile_at;
 
 const SELECTOR: &str = "labelSelector=training.kubeflow.org%2Fjob-name%3Dmnist%2C\
@@ -35,7 +35,7 @@ fn ago(seconds: i64) -> String {
 
 /// Runs one reconcile of `object` against a server answering with `answer`.
 async fn reconcile_against(
-    object: &DynamicObject,
+    object: &JobObject,
     answer: impl FnMut(&Sent) -> Answer + Send + 'static,
 ) -> (Result<Action, Error>, Vec<Sent>, Vec<Sent>) {
     let (ctx, handle) = context();

@@ -49,11 +49,14 @@ impl Drop for Cluster {
 /// Starts the server and the operator, whose client gives up on a call after `timeout`, and
 /// waits until every controller watches.
 async fn start(timeout: Duration) -> Cluster {
-    let server = MockApiServer::start(Settings::default())
-        .await
-        .expect("a free port");
+    start_with(Settings::default(), RateLimits::default(), timeout).await
+}
+
+/// [`start`] with the server's `settings` and the client's `limits`.
+async fn start_with(settings: Settings, limits: RateLimits, timeout: Duration) -> Cluster {
+    let server = MockApiServer::start(settings).await.expect("a free port");
     let config = Config::new(server.url().parse().expect("a URL"));
-    let client = connect::client(config, RateLimits::default(), timeout).expect("a client");
+    let client = connect::client(config, limits, timeout).expect("a client");
     let ctx = Arc::new(Context::new(client.clone(), BuildOptions::default()));
     let scope = Scope {
         kinds: JobKind::ALL.to_vec(),
@@ -89,12 +92,17 @@ impl Cluster {
 
     /// Creates the TFJob `ml/mnist`: a chief and two workers.
     async fn create_job(&self) {
+        self.create_job_of(2).await;
+    }
+
+    /// Creates the TFJob `ml/mnist`: a chief and `workers` workers.
+    async fn create_job_of(&self, workers: u32) {
         let object: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "kubeflow.org/v1", "kind": "TFJob",
             "metadata": {"name": "mnist", "namespace": "ml"},
             "spec": {"tfReplicaSpecs": {
                 "Chief": {"template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}}},
-                "Worker": {"replicas": 2, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}}},
+                "Worker": {"replicas": workers, "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}}},
             }},
         }))
         .expect("a job");
@@ -309,6 +317,28 @@ async fn pod_creations_failing_with_500_and_409_converge_without_duplicates() {
         failures.iter().any(|note| note.contains("Conflict")),
         "{failures:?}"
     );
+}
+
+#[tokio::test]
+async fn the_client_never_has_more_calls_in_flight_than_its_bound() {
+    // One reconcile creates 32 objects at a time; the server takes 20 ms a call.
+    let settings = Settings {
+        latency: Duration::from_millis(20),
+        ..Settings::default()
+    };
+    let limits = RateLimits {
+        max_in_flight: 4,
+        ..RateLimits::default()
+    };
+    let cluster = start_with(settings, limits, connect::REQUEST_TIMEOUT).await;
+    cluster.create_job_of(40).await;
+
+    cluster
+        .until("the 41 pods and services exist", |server| {
+            (server.list(PODS).len() == 41 && server.list(SERVICES).len() == 41).then_some(())
+        })
+        .await;
+    assert_eq!(cluster.server.peak_in_flight(), 4);
 }
 
 #[tokio::test]

@@ -110,6 +110,7 @@ fn settings(
         api_limits: RateLimits {
             qps: args.kube_api_qps,
             burst: args.kube_api_burst,
+            max_in_flight: args.kube_api_max_in_flight as usize,
         },
         leader_election: args.leader_elect.then(|| {
             let namespace = args
@@ -169,7 +170,8 @@ mod tests {
                 controller_threads: 16,
                 api_limits: RateLimits {
                     qps: 500.0,
-                    burst: 2000
+                    burst: 2000,
+                    max_in_flight: 64,
                 },
                 leader_election: None,
                 metrics_address: BindAddress::Listen("0.0.0.0:8080".parse().expect("valid")),
@@ -193,6 +195,8 @@ mod tests {
             "20.5",
             "--kube-api-burst",
             "40",
+            "--kube-api-max-in-flight",
+            "8",
             "--controller-threads",
             "4",
             "--leader-elect",
@@ -230,7 +234,8 @@ mod tests {
                 controller_threads: 4,
                 api_limits: RateLimits {
                     qps: 20.5,
-                    burst: 40
+                    burst: 40,
+                    max_in_flight: 8,
                 },
                 leader_election: Some(LeaseSettings::new(
                     "ops".to_owned(),
