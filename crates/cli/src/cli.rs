@@ -457,7 +457,7 @@ pub struct OperatorArgs {
     pub kube_api_qps: f64,
 
     /// Requests the Kubernetes client may send at once, above the average rate (the default lets
-    /// the 2,000 Pods and Services of a 1,000-replica job go out at once).
+    /// the 2,000 Pods and Services of a 1,000-replica job go out without waiting for the rate).
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
     pub kube_api_burst: u32,
 

@@ -1,7 +1,8 @@
 //! Connecting to the cluster the way kubectl does: a kubeconfig (`--kubeconfig`, else
 //! `KUBECONFIG`, else `~/.kube/config`; its current context or `--context`), else the pod's
-//! service account (in-cluster). Requests then go through the client-side rate limit and a
-//! bound on the requests in flight, and each has a timeout.
+//! service account (in-cluster). The controllers' requests then go through the client-side rate
+//! limit and a bound on the requests in flight; leader election has a client of its own, which
+//! they cannot hold up. Every request has a timeout.
 //!
 //! kube's `Config` sets no read timeout (it would cut exec and attach sessions), so a call that
 //! the API server (or a half-open connection) never answers hangs for ever. For a controller
@@ -97,6 +98,45 @@ pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
     }
 }
 
+/// The operator's clients.
+#[derive(Clone)]
+pub struct Clients {
+    /// The controllers' client: rate-limited and bounded in flight ([`client`]).
+    pub controllers: Client,
+    /// Leader election's client, with a timeout only: renewing the Lease (every 2 s, within a
+    /// 10 s deadline) must not queue behind the controllers' calls when 64 of them hang (a
+    /// half-open connection, a slow admission webhook), or the leader would lose its lease for
+    /// being busy. controller-runtime also gives leader election a client of its own.
+    pub leader_election: Client,
+}
+
+impl From<Client> for Clients {
+    /// One client for everything (tests).
+    fn from(client: Client) -> Clients {
+        Clients {
+            controllers: client.clone(),
+            leader_election: client,
+        }
+    }
+}
+
+/// The operator's [`Clients`] for `config`: the controllers' bounded by `limits`, both failing
+/// a call after `timeout` without a response.
+pub fn clients(
+    config: Config,
+    limits: RateLimits,
+    timeout: Duration,
+) -> Result<Clients, ConnectError> {
+    let leader_election = kube::client::ClientBuilder::try_from(config.clone())
+        .map_err(ConnectError::Client)?
+        .with_layer(&TimeoutLayer::new(timeout))
+        .build();
+    Ok(Clients {
+        controllers: client(config, limits, timeout)?,
+        leader_election,
+    })
+}
+
 /// A client for `config` whose requests are rate-limited and bounded in number by `limits`,
 /// and fail after `timeout` without a response.
 ///
@@ -107,7 +147,7 @@ pub fn client(
     limits: RateLimits,
     timeout: Duration,
 ) -> Result<Client, ConnectError> {
-    // The layer added last is the outermost: a request takes a token, then waits for a place
+    // The layer added last is the outermost: a request waits for a token and then for a place
     // in flight, and only then does its timeout start.
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(ConnectError::Client)?
@@ -146,6 +186,46 @@ mod tests {
         let config = super::config(&access).await.expect("a config");
         assert_eq!(config.cluster_url.to_string(), "https://b.example:6443/");
         assert!(client(config, RateLimits::default(), REQUEST_TIMEOUT).is_ok());
+    }
+
+    #[tokio::test]
+    async fn leader_election_does_not_wait_behind_the_controllers_calls_in_flight() {
+        use k8s_openapi::api::coordination::v1::Lease;
+        use k8s_openapi::api::core::v1::Pod;
+        use kube::Api;
+        use trainctl_mock_apiserver::{Fault, Method, MockApiServer, Settings, Verb};
+
+        let server = MockApiServer::start(Settings::default())
+            .await
+            .expect("a free port");
+        let held = "/api/v1/namespaces/ml/pods/held";
+        server.inject(Method::GET, held, 1, Fault::Hold(Duration::from_secs(10)));
+        let limits = RateLimits {
+            max_in_flight: 1,
+            ..RateLimits::default()
+        };
+        let config = Config::new(server.url().parse().expect("a URL"));
+        let clients = clients(config, limits, REQUEST_TIMEOUT).expect("clients");
+        let pods: Api<Pod> = Api::namespaced(clients.controllers.clone(), "ml");
+        let hanging = tokio::spawn(async move { pods.get_opt("held").await });
+        // The server marks activity when a call ends, and this one does not end: poll.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while server.calls(Verb::Get, held) == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the held call reaches the server"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+
+        let pods: Api<Pod> = Api::namespaced(clients.controllers, "ml");
+        let queued = tokio::time::timeout(Duration::from_millis(300), pods.get_opt("other")).await;
+        assert!(queued.is_err(), "the controllers' next call waits its turn");
+        let leases: Api<Lease> = Api::namespaced(clients.leader_election, "ml");
+        let renewal =
+            tokio::time::timeout(Duration::from_secs(5), leases.get_opt("trainctl-operator")).await;
+        assert!(matches!(renewal, Ok(Ok(None))), "{renewal:?}");
+        hanging.abort();
     }
 
     #[tokio::test]

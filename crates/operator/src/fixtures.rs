@@ -45,12 +45,8 @@ pub(crate) fn object(yaml: &str) -> JobObject {
 }
 
 /// `object` with `status` recorded.
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "the callers build the status in the call"
-)]
-pub(crate) fn with_status(mut object: JobObject, status: Value) -> JobObject {
-    object.status = Some(serde_json::value::to_raw_value(&status).expect("JSON"));
+pub(crate) fn with_status(mut object: JobObject, status: &Value) -> JobObject {
+    object.status = Some(serde_json::value::to_raw_value(status).expect("JSON"));
     object
 }
 

@@ -32,21 +32,22 @@ use trainctl_api::{
 };
 
 /// A job object of any of the six kinds as the API server sent it, compactly: the metadata,
-/// and the spec and the status as JSON text (see the module's documentation). Unknown
-/// top-level fields are dropped; a job has none.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// and the spec and the status as JSON text (see the module's documentation). Other top-level
+/// fields (`apiVersion`, `kind`: the watch's resource says them) are dropped, so the serialized
+/// form is for [`read`] only, never an object to send.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobObject {
     /// The object's metadata.
     #[serde(default)]
     pub metadata: ObjectMeta,
-    /// The spec, as JSON text; `None` when absent or null.
+    /// The spec, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
         skip_serializing_if = "Option::is_none"
     )]
     pub spec: Option<Box<RawValue>>,
-    /// The status, as JSON text; `None` when absent or null.
+    /// The status, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
@@ -63,15 +64,17 @@ impl JobObject {
     }
 }
 
-/// A JSON value kept as its text. Deserialized through a `Value` rather than as a `RawValue`
-/// directly: kube may hand the object over from serde's buffered content (a watch event), which
-/// a `RawValue` cannot be read from.
+/// A JSON value kept as its text, `null` too (so that a null spec is refused as it is in the
+/// whole object). Deserialized through a `Value` rather than as a `RawValue` directly: kube may
+/// hand the object over from serde's buffered content (a watch event), which a `RawValue`
+/// cannot be read from.
 fn json_text<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Box<RawValue>>, D::Error> {
-    Option::<Value>::deserialize(deserializer)?
-        .map(|value| serde_json::value::to_raw_value(&value).map_err(serde::de::Error::custom))
-        .transpose()
+    let value = Value::deserialize(deserializer)?;
+    serde_json::value::to_raw_value(&value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 impl Resource for JobObject {
@@ -128,11 +131,7 @@ pub fn api_resource(kind: JobKind) -> ApiResource {
 /// its JSON, such as a `DynamicObject`) and applies the defaults (there is no mutating webhook),
 /// or says which field does not fit the type.
 pub fn read(kind: JobKind, object: &impl Serialize) -> Result<TrainingJob, String> {
-    let mut value = serde_json::to_value(object).map_err(|error| error.to_string())?;
-    if let Value::Object(fields) = &mut value {
-        fields.insert("apiVersion".to_owned(), trainctl_api::API_VERSION.into());
-        fields.insert("kind".to_owned(), kind.as_str().into());
-    }
+    let value = serde_json::to_value(object).map_err(|error| error.to_string())?;
     let mut job = match kind {
         JobKind::TFJob => typed(&value).map(TrainingJob::TF),
         JobKind::PyTorchJob => typed(&value).map(TrainingJob::PyTorch),
@@ -253,19 +252,33 @@ mod tests {
         );
         let status = object.recorded_status().expect("a status");
         assert_eq!(status.conditions.len(), 1);
-        let reread: JobObject =
-            serde_json::from_value(serde_json::to_value(&object).expect("serializes"))
-                .expect("deserializes");
-        assert_eq!(
-            serde_json::to_value(&reread).expect("serializes"),
-            serde_json::to_value(&object).expect("serializes")
-        );
         let dynamic: kube::api::DynamicObject = serde_json::from_value(json).expect("an object");
         assert_eq!(
             read(JobKind::TFJob, &object).expect("reads"),
             read(JobKind::TFJob, &dynamic).expect("reads"),
             "read the same as the whole object"
         );
+    }
+
+    #[test]
+    fn a_job_object_is_refused_as_the_whole_object_is() {
+        for json in [
+            serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "metadata": {"name": "mnist"}, "spec": null}),
+            serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "metadata": {"name": "mnist"}}),
+            serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "TFJob",
+                "metadata": {"name": "mnist"},
+                "spec": {"tfReplicaSpecs": {"Worker": {"replicas": "two"}}}}),
+        ] {
+            let dynamic: kube::api::DynamicObject =
+                serde_json::from_value(json.clone()).expect("an object");
+            let whole = read(JobKind::TFJob, &dynamic).expect_err("refused");
+            assert_eq!(
+                read(JobKind::TFJob, &object(json)).expect_err("refused"),
+                whole
+            );
+        }
     }
 
     #[test]
@@ -284,7 +297,11 @@ mod tests {
                 object.spec.as_ref().map(|spec| spec.get()),
                 Some(r#"{"x":1}"#)
             );
-            assert!(object.status.is_none());
+            assert_eq!(
+                object.status.as_ref().map(|status| status.get()),
+                Some("null")
+            );
+            assert!(object.recorded_status().is_none());
         }
     }
 

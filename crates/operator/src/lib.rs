@@ -17,7 +17,8 @@
 //! half-way is simply run again.
 //!
 //! Around the reconcile, the process `trainctl operator` runs ([`manager`]): the connection to
-//! the cluster with a client-side rate limit ([`connect`], [`rate_limit`]), leader election on a
+//! the cluster with a client-side rate limit and a bound on the calls in flight ([`connect`],
+//! [`rate_limit`]), leader election on a
 //! Lease ([`leader`]), `/metrics` ([`metrics`]), `/healthz` and `/readyz` ([`health`],
 //! [`http`]), and a graceful stop on `SIGTERM` ([`shutdown`]); [`settings`] is what the flags
 //! decide. docs/operator.md describes them for operators of the operator.

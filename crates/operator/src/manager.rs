@@ -15,9 +15,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use kube::Client;
 use tokio::sync::watch;
 
+use crate::connect::Clients;
 use crate::context::Context;
 use crate::controller::{self, Scope};
 use crate::health::{Health, Phase};
@@ -61,11 +61,11 @@ pub struct Observability {
     pub health: Arc<Health>,
 }
 
-/// Runs the operator with `settings` on `client` until `stop` asks it to stop; `bound` hears
+/// Runs the operator with `settings` on `clients` until `stop` asks it to stop; `bound` hears
 /// the addresses the endpoints listen on, once they do.
 pub async fn run(
     settings: Settings,
-    client: Client,
+    clients: impl Into<Clients>,
     stop: StopRequests,
     observability: Observability,
     bound: impl FnOnce(&[(&'static str, SocketAddr)]),
@@ -98,7 +98,7 @@ pub async fn run(
             })
         })
         .collect();
-    let outcome = lead(settings, client, stop, &observability).await;
+    let outcome = lead(settings, clients.into(), stop, &observability).await;
     observability.health.set_phase(Phase::Stopping);
     let _ = close.send(true);
     for server in servers {
@@ -156,7 +156,7 @@ async fn bind(
 /// Stands by for the lease (if elected), runs the controllers, and stops them.
 async fn lead(
     settings: Settings,
-    client: Client,
+    clients: Clients,
     mut stop: StopRequests,
     observability: &Observability,
 ) -> Result<(), RunError> {
@@ -164,7 +164,7 @@ async fn lead(
     let mut elector = settings
         .leader_election
         .clone()
-        .map(|lease| Elector::new(client.clone(), lease));
+        .map(|lease| Elector::new(clients.leader_election.clone(), lease));
     if let Some(elector) = elector.as_mut() {
         health.set_phase(Phase::Standby);
         tokio::select! {
@@ -179,8 +179,9 @@ async fn lead(
         namespaces: settings.namespaces.clone(),
         threads: settings.controller_threads,
     };
-    let ctx =
-        Arc::new(Context::new(client, settings.build.clone()).with_metrics(Arc::clone(metrics)));
+    let ctx = Arc::new(
+        Context::new(clients.controllers, settings.build.clone()).with_metrics(Arc::clone(metrics)),
+    );
     let (stopping, stop_signal) = watch::channel(false);
     let outcome = {
         let controllers = controller::run(ctx, &scope, stop_signal, Arc::clone(health));

@@ -310,7 +310,7 @@ trainctl_leader 0
             "message": "TFJob mnist is created.",
             "lastUpdateTime": "2025-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z",
         }], "startTime": "2025-01-01T00:00:00Z"});
-        let recorded = with_status(object(TF_JOB), created);
+        let recorded = with_status(object(TF_JOB), &created);
         let outcome = reconcile_into(&metrics, &recorded, cluster(&tfjob, vec![], vec![])).await;
         assert!(outcome.is_ok(), "{outcome:?}");
         assert!(has(&metrics, CREATED), "{}", metrics.encode());
@@ -332,7 +332,7 @@ trainctl_leader 0
             "type": "Failed", "status": "True", "reason": "TFJobFailed", "message": "invalid",
             "lastUpdateTime": "2025-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z",
         }], "completionTime": "2025-01-01T00:00:00Z"});
-        let refused = with_status(object(&manifest), failed);
+        let refused = with_status(object(&manifest), &failed);
         let outcome =
             reconcile_into(&metrics, &refused, cluster(&job(TF_JOB), vec![], vec![])).await;
         assert!(outcome.is_ok(), "{outcome:?}");

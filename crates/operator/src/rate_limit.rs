@@ -16,8 +16,9 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 use tower::{Layer, Service};
 
-/// The client's request rate: an average of `qps` requests a second, with bursts of up to
-/// `burst` requests, and at most `max_in_flight` requests waiting for their response.
+/// The client's limits: an average of `qps` requests a second, with bursts of up to `burst`
+/// requests (what [`RateLimitLayer`] applies), and at most `max_in_flight` requests waiting for
+/// their response (applied by [`crate::connect::client`] with tower's `ConcurrencyLimit`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     /// Requests a second, on average; positive and finite.
@@ -41,7 +42,7 @@ impl Default for RateLimits {
     }
 }
 
-/// A [`Layer`] that rate-limits a service by [`RateLimits`].
+/// A [`Layer`] that rate-limits a service by [`RateLimits`]' `qps` and `burst`.
 #[derive(Debug, Clone, Copy)]
 pub struct RateLimitLayer {
     limits: RateLimits,

@@ -309,7 +309,7 @@ async fn invalid_job_fails_with_the_validation_message_and_creates_nothing() {
     );
 
     // Refused once: the next reconcile of the failed job sends nothing.
-    let refused = with_status(object(&manifest), status.clone());
+    let refused = with_status(object(&manifest), &status.clone());
     let (outcome, sent, events) = reconcile_against(&refused, cluster(&job, vec![], vec![])).await;
     assert_eq!(outcome.expect("refused"), Action::await_change());
     assert!(
@@ -375,7 +375,7 @@ async fn finished_job_with_clean_pod_policy_running_deletes_the_running_pod() {
         in_phase(owned_pod(&job, "mnist-worker-0"), "Running"),
         in_phase(owned_pod(&job, "mnist-worker-1"), "Succeeded"),
     ];
-    let finished = with_status(object(&manifest), succeeded_status(&ago(5)));
+    let finished = with_status(object(&manifest), &succeeded_status(&ago(5)));
     let (outcome, sent, events) =
         reconcile_against(&finished, cluster(&job, pods, all_services(&job))).await;
 
@@ -453,7 +453,7 @@ async fn failed_pod_creation_is_retried_without_duplicates() {
             .filter(|(name, _)| *name != "mnist-worker-1")
             .map(|(_, body)| serde_json::from_value(body.clone()).expect("a pod"))
             .collect();
-        let retry = with_status(object(TF_JOB), status);
+        let retry = with_status(object(TF_JOB), &status);
         let (outcome, sent, _) =
             reconcile_against(&retry, cluster(&job, created, all_services(&job))).await;
         assert_eq!(
@@ -474,7 +474,7 @@ async fn suspended_job_deletes_its_pods_and_services() {
         .iter()
         .map(|name| in_phase(owned_pod(&job, name), "Running"))
         .collect();
-    let running = with_status(object(&manifest), running_status());
+    let running = with_status(object(&manifest), &running_status());
     let (outcome, sent, _) =
         reconcile_against(&running, cluster(&job, pods, all_services(&job))).await;
 
@@ -522,7 +522,7 @@ async fn suspended_job_deletes_its_pods_and_services() {
 async fn job_past_its_ttl_is_deleted() {
     let manifest = with_run_policy("{ttlSecondsAfterFinished: 60}");
     let job = job(&manifest);
-    let finished = with_status(object(&manifest), succeeded_status(&ago(61)));
+    let finished = with_status(object(&manifest), &succeeded_status(&ago(61)));
     let (outcome, sent, events) = reconcile_against(&finished, cluster(&job, vec![], vec![])).await;
 
     assert_eq!(outcome.expect("reconciled"), Action::await_change());
@@ -547,7 +547,7 @@ async fn job_past_its_ttl_is_deleted() {
 async fn job_within_its_ttl_is_requeued_for_the_expiry() {
     let manifest = with_run_policy("{ttlSecondsAfterFinished: 60}");
     let job = job(&manifest);
-    let finished = with_status(object(&manifest), succeeded_status(&ago(20)));
+    let finished = with_status(object(&manifest), &succeeded_status(&ago(20)));
     let (outcome, sent, _) = reconcile_against(&finished, cluster(&job, vec![], vec![])).await;
 
     assert_eq!(
@@ -577,7 +577,7 @@ async fn restarted_pod_is_deleted_and_its_restart_kept_in_the_ledger() {
         killed,
         in_phase(owned_pod(&job, "mnist-worker-1"), "Running"),
     ];
-    let running = with_status(object(&manifest), running_status());
+    let running = with_status(object(&manifest), &running_status());
     let (outcome, sent, _) =
         reconcile_against(&running, cluster(&job, pods, all_services(&job))).await;
 
@@ -820,7 +820,7 @@ async fn running_pods_set_the_job_running() {
         "startTime": ago(5),
     });
     let (outcome, sent, events) = reconcile_against(
-        &with_status(object(TF_JOB), created),
+        &with_status(object(TF_JOB), &created),
         cluster(&job, running_pods(&job), all_services(&job)),
     )
     .await;
@@ -858,7 +858,7 @@ async fn job_past_its_deadline_fails_and_its_running_pods_are_deleted() {
     let mut started = running_status();
     started["startTime"] = json!(ago(60));
     let (outcome, sent, events) = reconcile_against(
-        &with_status(object(&manifest), started),
+        &with_status(object(&manifest), &started),
         cluster(&job, running_pods(&job), all_services(&job)),
     )
     .await;
@@ -910,7 +910,7 @@ async fn job_within_its_deadline_is_requeued_for_it() {
         "Worker": {"active": 2, "selector": selector("worker")},
     });
     let (outcome, sent, events) = reconcile_against(
-        &with_status(object(&manifest), started),
+        &with_status(object(&manifest), &started),
         cluster(&job, running_pods(&job), all_services(&job)),
     )
     .await;
@@ -945,7 +945,7 @@ async fn finished_job_under_volcano_deletes_its_pod_group() {
     };
     let (ctx, handle) = context_with(options);
     let server = serve(handle, answer);
-    let finished = with_status(object(TF_JOB), succeeded_status(&ago(5)));
+    let finished = with_status(object(TF_JOB), &succeeded_status(&ago(5)));
     let outcome = reconcile_at(JobKind::TFJob, &finished, &ctx, now()).await;
     let (sent, _) = finish(ctx, server).await;
 

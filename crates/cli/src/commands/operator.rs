@@ -47,9 +47,9 @@ pub fn run(args: &OperatorArgs, cluster: &ClusterArgs) -> anyhow::Result<ExitCod
         .context("cannot start the runtime")?
         .block_on(async {
             let config = connect::config(&access).await?;
-            let client = connect::client(config, settings.api_limits, connect::REQUEST_TIMEOUT)?;
+            let clients = connect::clients(config, settings.api_limits, connect::REQUEST_TIMEOUT)?;
             let stop = StopRequests::from_signals().context("cannot watch for signals")?;
-            manager::run(settings, client, stop, Observability::default(), |_| {}).await?;
+            manager::run(settings, clients, stop, Observability::default(), |_| {}).await?;
             anyhow::Ok(())
         })?;
     Ok(ExitCode::SUCCESS)
