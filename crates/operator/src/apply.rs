@@ -168,15 +168,12 @@ impl<'a> Run<'a> {
         // would not be `Send` (rustc's higher-ranked lifetimes in async fns).
         let services = self.names(services).into_iter();
         let pods = self.names(pods).into_iter();
-        let deletions: Vec<_> = services
+        let deletions = services
             .map(|name| Either::Left(delete_one(&self.services, "Service", name)))
             .chain(pods.map(|name| Either::Right(delete_one(&self.pods, "Pod", name))))
             .collect();
-        let outcomes = stream::iter(deletions)
-            .buffered(PARALLELISM)
-            .collect()
-            .await;
-        self.report(Operation::Delete, outcomes).await
+        self.report(Operation::Delete, in_parallel(deletions).await)
+            .await
     }
 
     /// Records an event per outcome (several at a time); the first failure, if any.
@@ -241,15 +238,12 @@ impl<'a> Run<'a> {
         // are in flight together.
         let services = pick(self.job, objects.services, services).into_iter();
         let pods = pick(self.job, objects.pods, pods).into_iter();
-        let creations: Vec<_> = services
+        let creations = services
             .map(|service| Either::Left(apply_one(&self.services, "Service", service)))
             .chain(pods.map(|pod| Either::Right(apply_one(&self.pods, "Pod", pod))))
             .collect();
-        let outcomes = stream::iter(creations)
-            .buffered(PARALLELISM)
-            .collect()
-            .await;
-        self.report(Operation::Create, outcomes).await
+        self.report(Operation::Create, in_parallel(creations).await)
+            .await
     }
 
     /// An MPIJob's launcher RBAC and ConfigMap, before its pods. The service account is only
@@ -358,11 +352,16 @@ async fn apply_all<K>(api: &Api<K>, kind: &'static str, objects: &[K]) -> Vec<Ou
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
 {
-    stream::iter(objects.to_vec())
-        .map(|object| apply_one(api, kind, object))
-        .buffered(PARALLELISM)
-        .collect()
-        .await
+    let applies = objects
+        .iter()
+        .map(|object| apply_one(api, kind, object.clone()))
+        .collect();
+    in_parallel(applies).await
+}
+
+/// Runs creations or deletions, [`PARALLELISM`] at a time; their outcomes in order.
+async fn in_parallel<F: Future<Output = Outcome>>(calls: Vec<F>) -> Vec<Outcome> {
+    stream::iter(calls).buffered(PARALLELISM).collect().await
 }
 
 /// Server-side applies one object of `kind`.
