@@ -27,7 +27,7 @@ mod fixtures;
 use std::fs::DirBuilder;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use rusqlite::config::DbConfig;
@@ -79,7 +79,7 @@ impl Store {
         let mut conn = Connection::open(&path).map_err(open_error)?;
         // The busy timeout first: switching to WAL needs a lock another process may hold.
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
+        enable_wal(&conn)
             .and_then(|()| conn.pragma_update(None, "synchronous", "NORMAL"))
             .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
             .and_then(|()| conn.pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES))
@@ -104,6 +104,27 @@ impl Store {
     #[must_use]
     pub fn logs_dir(&self, job_uid: &str) -> PathBuf {
         self.state_dir.join("logs").join(job_uid)
+    }
+}
+
+/// Switches the database to WAL mode (a no-op once it is: the mode is kept in the file).
+///
+/// The switch needs an exclusive lock, taken from a shared one. When two processes open a new
+/// database at once, both hold the shared lock and `SQLite` answers one of them `SQLITE_BUSY`
+/// at once, without calling the busy handler (waiting could deadlock); that one retries, once
+/// the other is done, until [`BUSY_TIMEOUT`].
+fn enable_wal(conn: &Connection) -> rusqlite::Result<()> {
+    const RETRY_AFTER: Duration = Duration::from_millis(2);
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if error.code == rusqlite::ErrorCode::DatabaseBusy && Instant::now() < deadline =>
+            {
+                std::thread::sleep(RETRY_AFTER);
+            }
+            done => return done,
+        }
     }
 }
 
@@ -154,22 +175,28 @@ mod tests {
     }
 
     #[test]
-    fn concurrent_first_opens_migrate_once() {
-        let temp = state_dir();
-        let start = std::sync::Barrier::new(4);
-        std::thread::scope(|scope| {
-            for _ in 0..4 {
-                scope.spawn(|| {
-                    start.wait();
-                    Store::open(temp.path()).expect("open");
-                });
-            }
-        });
-        let store = Store::open(temp.path()).expect("open");
-        assert_eq!(
-            schema::user_version(&store.conn).expect("user_version"),
-            schema::SCHEMA_VERSION
-        );
+    fn concurrent_first_opens_all_succeed_and_migrate_once() {
+        // One race in a few dozen used to lose the switch to WAL ("database is locked"): many
+        // rounds, so that the test fails when the retry is gone.
+        const ROUNDS: usize = 20;
+        const OPENERS: usize = 8;
+        for _ in 0..ROUNDS {
+            let temp = state_dir();
+            let start = std::sync::Barrier::new(OPENERS);
+            std::thread::scope(|scope| {
+                for _ in 0..OPENERS {
+                    scope.spawn(|| {
+                        start.wait();
+                        Store::open(temp.path()).expect("open");
+                    });
+                }
+            });
+            let store = Store::open(temp.path()).expect("open");
+            assert_eq!(
+                schema::user_version(&store.conn).expect("user_version"),
+                schema::SCHEMA_VERSION
+            );
+        }
     }
 
     #[test]
