@@ -247,7 +247,7 @@ Examples:
 
     /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
     #[command(name = "__watchdog", hide = true)]
-    Watchdog(WatchdogArgs),
+    Watchdog,
 
     /// Internal: the parent of a server's replicas, so that they outlive a server that dies.
     #[command(name = "__shim", hide = true)]
@@ -550,14 +550,6 @@ fn requests_per_second(text: &str) -> Result<f64, String> {
         Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
         _ => Err("expected a number of requests a second above 0, such as 500 or 20.5".to_owned()),
     }
-}
-
-/// Arguments of the internal `__watchdog`.
-#[derive(Debug, Args)]
-pub struct WatchdogArgs {
-    /// The uid of the job whose replicas it watches.
-    #[arg(long)]
-    pub job_uid: String,
 }
 
 /// Arguments of the internal `__shim`.

@@ -29,11 +29,9 @@ pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<
     })
 }
 
-/// `trainctl run`'s replicas: they end with it, watched by this binary's `__watchdog`.
-pub fn attached() -> Supervision {
-    Supervision::Attached {
-        watchdog: this_binary("__watchdog"),
-    }
+/// How to start the watchdog of `trainctl run`'s replicas: this binary's `__watchdog`.
+pub fn watchdog() -> HelperCommand {
+    this_binary("__watchdog")
 }
 
 /// A server's replicas: they outlive it, started by this binary's `__shim`.

@@ -1613,6 +1613,27 @@ echo "from $INDEX""#;
 }
 
 #[test]
+fn a_quiet_run_shows_no_replica_output_and_keeps_all_of_it_in_order() {
+    let scratch = Scratch::new("quiet-logs");
+    let script = "for i in `seq 1 300`; do echo \"out $i\"; echo \"err $i\" >&2; done
+printf 'no newline at the end'";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob("hushed", &[], &[replicas("Worker", 1, "Never", script)]),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(!run.stderr.contains("worker-0 |"), "{run}");
+    assert!(!run.stderr.contains("out 1\n"), "{run}");
+    let mut expected = String::new();
+    for i in 1..=300 {
+        write!(expected, "out {i}\nerr {i}\n").expect("writing to a String cannot fail");
+    }
+    expected.push_str("no newline at the end");
+    assert_eq!(replica_log(&scratch, "hushed", "worker-0"), expected);
+}
+
+#[test]
 fn logs_keep_one_replicas_order_and_a_final_line_without_newline() {
     let scratch = Scratch::new("log-order");
     let script = "for i in `seq 1 300`; do echo \"out $i\"; echo \"err $i\" >&2; done

@@ -5,7 +5,8 @@
 //! A pump is a task per running replica on the runtime's thread: it reads the pipe in large chunks
 //! and writes each chunk to the file as it came, so capture costs the replica one pipe and nothing
 //! else; the terminal copy is assembled per line so that replicas' lines never interleave
-//! mid-line.
+//! mid-line. When nothing goes to the terminal (`trainctl run -q`, a server's runs), there is no
+//! pipe and no pump: the replica writes to its log file itself.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, PipeReader, Write};
@@ -100,6 +101,12 @@ impl Console {
         } else {
             writeln!(err, "trainctl: {message}")
         };
+    }
+
+    /// Whether replicas' output is shown (else it only goes to their log files).
+    #[must_use]
+    pub fn shows_logs(&self) -> bool {
+        self.inner.show_logs
     }
 
     /// Whether this console prints in colour.

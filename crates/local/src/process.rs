@@ -1,8 +1,9 @@
 //! Replica processes: starting them in their own process groups, reaping them (and whatever they
 //! leave behind), signalling them, and keeping the [`watchdog`](crate::watchdog) informed.
 //!
-//! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file),
-//! and the replica ends with `trainctl`. A server has the [`shim`](crate::shim) start it instead,
+//! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file)
+//! when it shows it, else the replica writes to its log file itself; the replica ends with
+//! `trainctl`. A server has the [`shim`](crate::shim) start it instead,
 //! writing to its log file itself, so that it outlives a server that dies and the next server
 //! takes it over ([`adopted_exit`]).
 //!
@@ -228,7 +229,7 @@ impl Reaper {
     }
 
     /// Starts a replica: `launch`'s command in a new process group, with its output going to its
-    /// log file and `console`, marked as the job `job_uid`'s.
+    /// log file and, when it shows replicas' output, `console`, marked as the job `job_uid`'s.
     pub fn start_replica(
         &self,
         launch: &Launch,
@@ -240,31 +241,39 @@ impl Reaper {
             .split_first()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
         let file = open_log_file(&launch.log_path)?;
-        let (reader, writer) = io::pipe()?;
-        // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
-        // default size is kept where the system refuses.
-        let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
         let mut command = Command::new(program);
         command
             .args(args)
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .env(MARKER_ENV, job_uid)
             .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
             .process_group(0);
         if let Some(dir) = &launch.working_dir {
             command.current_dir(dir);
         }
+        let piped = if console.shows_logs() {
+            let (reader, writer) = io::pipe()?;
+            // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
+            // default size is kept where the system refuses.
+            let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+            command.stdout(writer.try_clone()?).stderr(writer);
+            Some((reader, file))
+        } else {
+            // Nothing to show: no pipe, no copy.
+            command.stdout(file.try_clone()?).stderr(file);
+            None
+        };
         let (sender, exit) = oneshot::channel();
         let child = self.spawn(&mut command, Some(sender))?;
         // The command holds the pipe's write ends; the pump must see only the replica's.
         drop(command);
-        let pump = pump(reader, file, console.clone(), launch.prefix.clone())?;
+        let pump = piped
+            .map(|(reader, file)| pump(reader, file, console.clone(), launch.prefix.clone()))
+            .transpose()?;
         Ok(StartedProcess {
             pid: child.id() as i32,
             exit,
-            pump: Some(pump),
+            pump,
         })
     }
 
@@ -278,13 +287,12 @@ impl Reaper {
             .start(launch, job_uid)
     }
 
-    /// Starts the job's watchdog (see [`crate::watchdog`]).
-    pub fn start_watchdog(&self, helper: &HelperCommand, job_uid: &str) -> io::Result<Watchdog> {
+    /// Starts a watchdog (see [`crate::watchdog`]), before the job it will guard is known: it
+    /// guards the job [`Watchdog::guard`] names.
+    pub fn start_watchdog(&self, helper: &HelperCommand) -> io::Result<Watchdog> {
         let mut command = Command::new(&helper.program);
         command
             .args(&helper.args)
-            .arg("--job-uid")
-            .arg(job_uid)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .process_group(0);
@@ -345,6 +353,13 @@ impl Watchdog {
     #[must_use]
     pub fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// Tells the watchdog which job it guards, at once: should trainctl die from here on, the
+    /// watchdog finds the job's processes by their marker, even those it has not heard of.
+    pub fn guard(&mut self, job_uid: &str) {
+        self.say(&format!("job {job_uid}"));
+        self.flush();
     }
 
     /// Tells the watchdog about a replica's process group and its grace period.

@@ -1,11 +1,13 @@
 //! The watchdog: a small process that outlives `trainctl` only to stop a job's replicas when
 //! `trainctl` dies without stopping them itself (killed by `SIGKILL`, crashed).
 //!
-//! `trainctl run` starts `trainctl __watchdog --job-uid UID` once per run, in its own process
-//! group (so that a Ctrl-C or a hang-up of the terminal does not reach it), with a pipe on its
-//! stdin. Only `trainctl` holds the pipe's write end, so the pipe closes exactly when `trainctl`
-//! exits, however it exits. On the pipe `trainctl` writes one line per event:
+//! `trainctl run` starts `trainctl __watchdog` first thing, in its own process group (so that a
+//! Ctrl-C or a hang-up of the terminal does not reach it), with a pipe on its stdin: its start
+//! then overlaps `trainctl`'s own, rather than the replicas'. Only `trainctl` holds the pipe's
+//! write end, so the pipe closes exactly when `trainctl` exits, however it exits. On the pipe
+//! `trainctl` writes one line per event:
 //!
+//! - `job UID`: the job it guards, before any replica starts;
 //! - `group PGID GRACE`: a replica's process group started, with its grace period in seconds;
 //! - `ended PGID`: that group is gone;
 //! - `done`: `trainctl` stopped everything itself; the watchdog exits.
@@ -34,20 +36,22 @@ pub const MARKER_ENV: &str = "TRAINCTL_JOB_UID";
 /// How often the watchdog looks whether everything it stopped is gone.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Runs the watchdog of job `job_uid` on `input` (its stdin); returns when `trainctl` said
-/// `done` or, after cleaning up, when the input closed.
-pub fn run(job_uid: &str, input: impl BufRead) -> io::Result<()> {
+/// Runs the watchdog on `input` (its stdin); returns when `trainctl` said `done` or, after
+/// cleaning up, when the input closed.
+pub fn run(input: impl BufRead) -> io::Result<()> {
     // A terminal's Ctrl-C or hang-up must not stop the one process left to clean up.
     let ignored = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(signal, Arc::clone(&ignored))?;
     }
+    let mut job_uid: Option<String> = None;
     let mut groups: BTreeMap<i32, Duration> = BTreeMap::new();
     for line in input.lines() {
         let line = line?;
         let mut words = line.split_whitespace();
         match (words.next(), words.next(), words.next()) {
             (Some("done"), None, None) => return Ok(()),
+            (Some("job"), Some(uid), None) => job_uid = Some(uid.to_owned()),
             (Some("group"), Some(pgid), Some(grace)) => {
                 if let (Ok(pgid), Ok(grace)) = (pgid.parse(), grace.parse::<f64>()) {
                     groups.insert(pgid, Duration::try_from_secs_f64(grace).unwrap_or_default());
@@ -61,12 +65,13 @@ pub fn run(job_uid: &str, input: impl BufRead) -> io::Result<()> {
             _ => {}
         }
     }
-    stop_everything(job_uid, &groups);
+    stop_everything(job_uid.as_deref(), &groups);
     Ok(())
 }
 
-/// `SIGTERM` to every group and marked process, then `SIGKILL` after the longest grace period.
-fn stop_everything(job_uid: &str, groups: &BTreeMap<i32, Duration>) {
+/// `SIGTERM` to every group and process marked as the job's (none before the job is known),
+/// then `SIGKILL` after the longest grace period.
+fn stop_everything(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>) {
     let grace = groups.values().max().copied().unwrap_or_default();
     signal_all(job_uid, groups, Signal::SIGTERM);
     let deadline = Instant::now() + grace;
@@ -76,20 +81,20 @@ fn stop_everything(job_uid: &str, groups: &BTreeMap<i32, Duration>) {
     signal_all(job_uid, groups, Signal::SIGKILL);
 }
 
-fn signal_all(job_uid: &str, groups: &BTreeMap<i32, Duration>, signal: Signal) {
+fn signal_all(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>, signal: Signal) {
     for &pgid in groups.keys() {
         let _ = killpg(Pid::from_raw(pgid), signal);
     }
-    for pid in marked_processes(job_uid) {
+    for pid in job_uid.map(marked_processes).unwrap_or_default() {
         let _ = kill(pid, signal);
     }
 }
 
-fn anything_left(job_uid: &str, groups: &BTreeMap<i32, Duration>) -> bool {
+fn anything_left(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>) -> bool {
     groups
         .keys()
         .any(|&pgid| killpg(Pid::from_raw(pgid), None).is_ok())
-        || !marked_processes(job_uid).is_empty()
+        || job_uid.is_some_and(|uid| !marked_processes(uid).is_empty())
 }
 
 /// The live processes (not zombies) whose environment has `MARKER_ENV=job_uid`.
@@ -157,7 +162,17 @@ mod tests {
     fn done_leaves_the_replicas_alone() {
         let uid = uuid::Uuid::new_v4().to_string();
         let mut child = marked_sleep(&uid);
-        run(&uid, "done\n".as_bytes()).expect("runs");
+        run(format!("job {uid}\ndone\n").as_bytes()).expect("runs");
+        assert_eq!(marked_processes(&uid), [Pid::from_raw(child.id() as i32)]);
+        child.kill().expect("kill");
+        child.wait().expect("reaped");
+    }
+
+    #[test]
+    fn a_closed_pipe_before_the_job_is_known_stops_nothing() {
+        let uid = uuid::Uuid::new_v4().to_string();
+        let mut child = marked_sleep(&uid);
+        run("".as_bytes()).expect("runs");
         assert_eq!(marked_processes(&uid), [Pid::from_raw(child.id() as i32)]);
         child.kill().expect("kill");
         child.wait().expect("reaped");
@@ -168,7 +183,7 @@ mod tests {
         let uid = uuid::Uuid::new_v4().to_string();
         let mut child = marked_sleep(&uid);
         let pid = child.id() as i32;
-        run(&uid, format!("group {pid} 5\n").as_bytes()).expect("runs");
+        run(format!("job {uid}\ngroup {pid} 5\n").as_bytes()).expect("runs");
         let status = child.wait().expect("reaped");
         assert_eq!(
             std::os::unix::process::ExitStatusExt::signal(&status),

@@ -64,7 +64,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Operator(args) => operator::run(&args, &cli.cluster),
-        Command::Watchdog(args) => watchdog::run(&args),
+        Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),
     }
 }

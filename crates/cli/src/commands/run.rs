@@ -6,7 +6,7 @@ use anyhow::Context;
 use trainctl_api::manifest::Manifests;
 use trainctl_local::logs::Console;
 use trainctl_local::process::Reaper;
-use trainctl_local::runner::{self, RunEnd, RunReport};
+use trainctl_local::runner::{self, RunEnd, RunReport, Supervision};
 use trainctl_local::store::Store;
 
 use crate::cli::RunArgs;
@@ -21,7 +21,17 @@ const EXIT_FAILED: u8 = 1;
 
 /// Loads the job, runs it to its end and exits as DESIGN's CLI contract says.
 pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let mut manifests = Manifests::load_files(std::slice::from_ref(&args.file));
+    // The reaper before any child. The watchdog (an exec of this binary) starts and the state
+    // database opens while the manifest loads: the machine's other cores do them, rather than
+    // the one that will start the replicas.
+    let reaper = Reaper::start().context("cannot become the reaper of the job's processes")?;
+    let dir = state_dir(state)?;
+    let (mut manifests, watchdog, store) = std::thread::scope(|scope| {
+        let watchdog = scope.spawn(|| reaper.start_watchdog(&machine::watchdog()));
+        let store = scope.spawn(|| Store::open(&dir));
+        let manifests = Manifests::load_files(std::slice::from_ref(&args.file));
+        (manifests, joined(watchdog), joined(store))
+    });
     if let Err(code) = diagnostics::report(&manifests) {
         return Ok(code);
     }
@@ -48,11 +58,10 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         return Ok(code);
     }
     let job = loaded.job;
-    let settings = machine::settings(&args.machine, machine::attached())?;
-    let dir = state_dir(state)?;
-    let mut store = Store::open(&dir)?;
+    let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
+    let settings = machine::settings(&args.machine, Supervision::Attached)?;
+    let mut store = store?;
     let console = Console::stderr(!args.quiet);
-    let reaper = Reaper::start().context("cannot become the reaper of the job's processes")?;
     let report = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -62,6 +71,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
             &manifests.companions,
             &mut store,
             &reaper,
+            watchdog,
             &settings,
             &console,
         ))?;
@@ -70,6 +80,13 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         output::print(&report.job, format)?;
     }
     Ok(exit_code(&report))
+}
+
+/// What a scoped thread returned; its panic goes on.
+fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 fn exit_code(report: &RunReport) -> ExitCode {

@@ -5,10 +5,8 @@ use std::process::ExitCode;
 
 use trainctl_local::watchdog;
 
-use crate::cli::WatchdogArgs;
-
 /// Watches until `trainctl` says it is done, or cleans up after it.
-pub fn run(args: &WatchdogArgs) -> anyhow::Result<ExitCode> {
-    watchdog::run(&args.job_uid, std::io::stdin().lock())?;
+pub fn run() -> anyhow::Result<ExitCode> {
+    watchdog::run(std::io::stdin().lock())?;
     Ok(ExitCode::SUCCESS)
 }

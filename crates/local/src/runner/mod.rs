@@ -15,6 +15,7 @@ mod pod;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -59,12 +60,10 @@ const MAX_IMMEDIATE_RECONCILES: usize = 100;
 /// How a run's replicas relate to the trainctl process that runs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Supervision {
-    /// `trainctl run`: the replicas end with trainctl. Their output goes through it (to the
-    /// terminal and the log files), and a watchdog stops them if trainctl dies.
-    Attached {
-        /// How to start the job's watchdog.
-        watchdog: HelperCommand,
-    },
+    /// `trainctl run` ([`run`]): the replicas end with trainctl. Their output goes to their log
+    /// files, through trainctl when it shows them on the terminal, and the watchdog given to
+    /// [`run`] stops them if trainctl dies.
+    Attached,
     /// `trainctl server`: the replicas outlive a server that dies. The shim starts them (see
     /// [`Reaper::connect_shim`]), records their exit codes, and they write to their log files
     /// themselves; the next server takes them over.
@@ -125,7 +124,7 @@ pub enum RunError {
     /// The state database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Signals could not be watched, ports reserved or the reaper and watchdog started.
+    /// Signals could not be watched or ports reserved.
     #[error("{operation}: {source}")]
     Io {
         /// What was being done.
@@ -135,13 +134,15 @@ pub enum RunError {
     },
 }
 
-/// Runs `job` (defaulted and validated) to its end, recording it in `store`; `SIGINT`,
-/// `SIGTERM` and `SIGHUP` interrupt it.
+/// Runs `job` (defaulted and validated) to its end, recording it in `store`, its replicas guarded
+/// by `watchdog` (started early, so that its start overlaps the run's own: see
+/// [`Reaper::start_watchdog`]); `SIGINT`, `SIGTERM` and `SIGHUP` interrupt it.
 pub async fn run(
     mut job: TrainingJob,
     companions: &[Companion],
     store: &mut Store,
     reaper: &Reaper,
+    mut watchdog: Watchdog,
     settings: &RunSettings,
     console: &Console,
 ) -> Result<RunReport, RunError> {
@@ -150,11 +151,37 @@ pub async fn run(
         source,
     })?;
     let record = new_record(&mut job, companions.to_vec(), Timestamp::now());
+    watchdog.guard(&record.uid);
     let replaced = store.insert_job(&record)?;
-    if let Some(old) = replaced.uid {
-        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+    let old_logs = replaced
+        .uid
+        .and_then(|old| remove_in_background(&store.logs_dir(&old)));
+    let oversight = Oversight {
+        stops,
+        coordinator: None,
+        watchdog: Some(watchdog),
+    };
+    let report = drive_record(record, store, reaper, settings, console, oversight).await;
+    if let Some(removal) = old_logs {
+        let _ = removal.join();
     }
-    run_recorded(record, store, reaper, settings, console, stops, None).await
+    report
+}
+
+/// Removes `dir` and what it holds on a thread of its own, which the returned handle joins;
+/// at once, where no thread can be started.
+fn remove_in_background(dir: &Path) -> Option<std::thread::JoinHandle<()>> {
+    let remove = |dir: &Path| {
+        let _ = std::fs::remove_dir_all(dir);
+    };
+    let owned = dir.to_owned();
+    let thread = std::thread::Builder::new()
+        .name("old-logs".to_owned())
+        .spawn(move || remove(&owned));
+    if thread.is_err() {
+        remove(dir);
+    }
+    thread.ok()
 }
 
 /// A new record of `job`, owned by this process: gives the job its uid, creation time and
@@ -199,35 +226,51 @@ pub async fn run_recorded(
     stops: Stops,
     coordinator: Option<&dyn Coordinator>,
 ) -> Result<RunReport, RunError> {
+    let oversight = Oversight {
+        stops,
+        coordinator,
+        watchdog: None,
+    };
+    drive_record(record, store, reaper, settings, console, oversight).await
+}
+
+/// What a run answers to besides its job.
+struct Oversight<'a> {
+    /// Requests to stop.
+    stops: Stops,
+    /// The admission queue, on a server.
+    coordinator: Option<&'a dyn Coordinator>,
+    /// The watchdog of an attached run.
+    watchdog: Option<Watchdog>,
+}
+
+/// [`run_recorded`], with the watchdog of an attached run.
+async fn drive_record(
+    record: JobRecord,
+    store: &mut Store,
+    reaper: &Reaper,
+    settings: &RunSettings,
+    console: &Console,
+    oversight: Oversight<'_>,
+) -> Result<RunReport, RunError> {
     let started = Instant::now();
     let me = ProcessIdentity::current();
     if record.owner != Some(me) {
         store.set_owner(&record.uid, Some(me))?;
     }
     let logs_dir = store.logs_dir(&record.uid);
-    let watchdog = match &settings.supervision {
-        Supervision::Attached { watchdog } => Some(
-            reaper
-                .start_watchdog(watchdog, &record.uid)
-                .map_err(|source| RunError::Io {
-                    operation: "cannot start the watchdog",
-                    source,
-                })?,
-        ),
-        Supervision::Detached { .. } => None,
-    };
     let taken_over = record.owner != Some(me);
     let mut runner = Runner {
         uid: record.uid,
         job: record.job,
         reaper,
-        watchdog,
+        watchdog: oversight.watchdog,
         companions: record.companions,
         settings,
         console,
         logs_dir,
-        stops,
-        coordinator,
+        stops: oversight.stops,
+        coordinator: oversight.coordinator,
         prepared: BTreeMap::new(),
         pods: BTreeMap::new(),
         services: BTreeSet::new(),
@@ -430,12 +473,14 @@ impl Runner<'_> {
     }
 
     /// The end of every run: the outcome on record before the replicas still running are
-    /// stopped, then the resources given back.
+    /// stopped (which can take their grace period), then their ends and the resources given
+    /// back, in one write.
     async fn wind_down(&mut self, store: &mut Store) -> Result<(), RunError> {
-        self.flush(store)?;
-        self.stop_all(store).await?;
-        store.release(&self.uid)?;
-        Ok(())
+        if !self.exits.is_empty() {
+            self.flush(store)?;
+        }
+        self.stop_all().await;
+        self.write_changes(store, true)
     }
 
     /// Says once that images are not used, and what is not run locally.
@@ -576,7 +621,7 @@ impl Runner<'_> {
         };
         let now = Timestamp::now();
         let started = match &self.settings.supervision {
-            Supervision::Attached { .. } => {
+            Supervision::Attached => {
                 self.reaper
                     .start_replica(&prepared.launch, &self.uid, self.console)
             }
@@ -785,8 +830,8 @@ impl Runner<'_> {
     }
 
     /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
-    /// period (at once on a second Ctrl-C); records them as stopped.
-    async fn stop_all(&mut self, store: &mut Store) -> Result<(), RunError> {
+    /// period (at once on a second Ctrl-C); marks them stopped for the write that follows.
+    async fn stop_all(&mut self) {
         let now = Instant::now();
         let slots: Vec<ReplicaSlot> = self.pods.keys().cloned().collect();
         for slot in &slots {
@@ -838,7 +883,6 @@ impl Runner<'_> {
         if let Some(watchdog) = &mut self.watchdog {
             watchdog.done();
         }
-        self.flush(store)
     }
 
     fn kill_all(&mut self) {
@@ -865,6 +909,12 @@ impl Runner<'_> {
     /// Writes what changed since the last flush (job object, events, replica records) in one
     /// transaction, and sends the watchdog what it has not heard yet.
     fn flush(&mut self, store: &mut Store) -> Result<(), RunError> {
+        self.write_changes(store, false)
+    }
+
+    /// [`Runner::flush`], giving back the job's resources in the same transaction when
+    /// `release`.
+    fn write_changes(&mut self, store: &mut Store, release: bool) -> Result<(), RunError> {
         if let Some(watchdog) = &mut self.watchdog {
             watchdog.flush();
         }
@@ -881,6 +931,7 @@ impl Runner<'_> {
             }),
             events: &self.new_events,
             replicas: &replicas,
+            release,
         };
         store.save(&self.uid, &changes)?;
         self.dirty.clear();

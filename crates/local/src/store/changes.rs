@@ -2,7 +2,7 @@
 //! in one transaction, so a reader never sees a status without the replica records behind it.
 
 use super::codec::sqlite;
-use super::{EventRecord, ReplicaRecord, Store, StoreError, events, jobs, replicas};
+use super::{EventRecord, ReplicaRecord, Store, StoreError, events, holds, jobs, replicas};
 use trainctl_api::TrainingJob;
 
 /// A job's new object (with its status), as [`Store::update_job`] writes it.
@@ -25,13 +25,15 @@ pub struct JobChanges<'a> {
     pub events: &'a [EventRecord],
     /// Replica records to insert or replace.
     pub replicas: &'a [ReplicaRecord],
+    /// Whether the job gives back what it holds (its run is over), as [`Store::release`] does.
+    pub release: bool,
 }
 
 impl JobChanges<'_> {
     /// Whether there is nothing to write.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.job.is_none() && self.events.is_empty() && self.replicas.is_empty()
+        self.job.is_none() && self.events.is_empty() && self.replicas.is_empty() && !self.release
     }
 }
 
@@ -58,6 +60,9 @@ impl Store {
         }
         for replica in changes.replicas {
             replicas::upsert(&tx, &self.path, replica)?;
+        }
+        if changes.release {
+            holds::release(&tx, &self.path, uid)?;
         }
         tx.commit().map_err(&failed)
     }
@@ -92,6 +97,7 @@ mod tests {
                     }),
                     events: &events,
                     replicas: &replicas,
+                    release: false,
                 },
             )
             .expect("save");
@@ -99,6 +105,44 @@ mod tests {
         assert_eq!((saved.retired_restarts, saved.finished), (3, true));
         assert_eq!(store.events(&record.uid).expect("events"), events);
         assert_eq!(store.replicas(&record.uid).expect("replicas"), replicas);
+    }
+
+    #[test]
+    fn the_final_save_gives_back_the_hold_with_the_final_status() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let record = job_record("mnist", None);
+        let _ = store.insert_job(&record).expect("insert");
+        let _ = store
+            .reserve(&record.uid, |_: Vec<u32>| Some(1))
+            .expect("reserve");
+        assert!(store.holds_resources(&record.uid).expect("read"));
+        let done = JobChanges {
+            job: Some(JobUpdate {
+                job: &record.job,
+                retired_restarts: 0,
+                finished: true,
+            }),
+            release: true,
+            ..JobChanges::default()
+        };
+        assert!(!done.is_empty());
+        store.save(&record.uid, &done).expect("save");
+        assert!(!store.holds_resources(&record.uid).expect("read"));
+        assert!(
+            store
+                .job_by_uid(&record.uid)
+                .expect("read")
+                .expect("job")
+                .finished
+        );
+        // Releasing alone is a change too; for an unknown job it fails, writing nothing.
+        let release = JobChanges {
+            release: true,
+            ..JobChanges::default()
+        };
+        let error = store.save("nope", &release).expect_err("unknown job");
+        assert!(matches!(error, StoreError::NoSuchJob { .. }), "{error:?}");
     }
 
     #[test]
@@ -120,6 +164,7 @@ mod tests {
                     job: None,
                     events: &events,
                     replicas: &replicas,
+                    release: false,
                 },
             )
             .expect_err("a replica of an unknown job");

@@ -4,7 +4,9 @@
 //! A hold counts only while its job is unfinished and its owner process is alive, so a trainctl
 //! that crashed or was killed never keeps GPUs from the next run.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -101,15 +103,17 @@ impl Store {
 
     /// Gives back everything a job holds.
     pub fn release(&mut self, uid: &str) -> Result<(), StoreError> {
-        let changed = self
-            .conn
-            .execute("UPDATE jobs SET hold = NULL WHERE uid = ?1", [uid])
-            .map_err(sqlite(
-                &self.path,
-                format!("release the resources of job {uid}"),
-            ))?;
-        jobs::found(&self.path, uid, changed)
+        release(&self.conn, &self.path, uid)
     }
+}
+
+/// Gives back everything the job `uid` holds, on `conn` (or a transaction on it).
+pub(super) fn release(conn: &Connection, path: &Path, uid: &str) -> Result<(), StoreError> {
+    let changed = conn
+        .prepare_cached("UPDATE jobs SET hold = NULL WHERE uid = ?1")
+        .and_then(|mut statement| statement.execute([uid]))
+        .map_err(sqlite(path, format!("release the resources of job {uid}")))?;
+    jobs::found(path, uid, changed)
 }
 
 #[cfg(test)]
