@@ -141,12 +141,17 @@ impl Console {
     }
 }
 
-/// Opens (creating it and its directory) a replica's log file for appending.
+/// Opens (creating it and its directory) a replica's log file for appending. The directory is
+/// made only when missing: a job's replicas share it.
 pub fn open_log_file(path: &Path) -> io::Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    let open = || OpenOptions::new().create(true).append(true).open(path);
+    match (open(), path.parent()) {
+        (Err(error), Some(dir)) if error.kind() == io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            open()
+        }
+        (opened, _) => opened,
     }
-    OpenOptions::new().create(true).append(true).open(path)
 }
 
 /// Starts a task that copies `pipe` into `file` and, prefixed, to `console` until every writer
@@ -204,6 +209,23 @@ mod tests {
     use std::io::Write as _;
 
     use super::*;
+
+    #[test]
+    fn a_log_file_is_made_with_its_directories_then_appended_to() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let first = dir.path().join("logs/job/worker-0.log");
+        let second = dir.path().join("logs/job/worker-1.log");
+        writeln!(open_log_file(&first).expect("log file"), "one").expect("write");
+        writeln!(open_log_file(&first).expect("log file"), "two").expect("write");
+        writeln!(open_log_file(&second).expect("log file"), "three").expect("write");
+        let read = |path| std::fs::read_to_string(path).expect("read");
+        assert_eq!(
+            (read(&first), read(&second)),
+            ("one\ntwo\n".to_owned(), "three\n".to_owned())
+        );
+        let error = open_log_file(dir.path()).expect_err("a directory is no log file");
+        assert_ne!(error.kind(), io::ErrorKind::NotFound, "{error}");
+    }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
