@@ -269,7 +269,8 @@ pub struct RunArgs {
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
 
-    /// Do not stream the replicas' output to the terminal (it is still kept for `trainctl logs`).
+    /// Do not stream the replicas' output to the terminal: they write it to their log files
+    /// directly, for `trainctl logs`.
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
