@@ -63,6 +63,36 @@ fn a_job_that_does_not_fit_waits_with_a_reason_then_runs_when_the_first_finishes
 }
 
 #[test]
+fn a_suspended_job_gives_its_gpus_to_a_waiting_one() {
+    let server = Server::start(&["--gpus", "2", "--restart-backoff", "0s"]);
+    let holder = job("holder", 2, "sleep 60", "");
+    assert_eq!(server.request("POST", "/api/v1/jobs", Some(&holder)).0, 201);
+    server.wait_for("holder", "Running", |view| state(view) == "Running");
+    let waiter = job("waiter", 2, "true", "");
+    assert_eq!(server.request("POST", "/api/v1/jobs", Some(&waiter)).0, 201);
+    server.wait_for("waiter", "queued for the GPUs", |view| {
+        view["waiting"]
+            .as_str()
+            .is_some_and(|why| why.contains("GPU"))
+    });
+    let (status, view) = server.request(
+        "POST",
+        "/api/v1/namespaces/default/tfjobs/holder/suspend",
+        None,
+    );
+    assert_eq!((status, state(&view)), (200, "Suspended"), "{view}");
+    // Suspended, the holder is unfinished and its owner (the server) alive: only giving its
+    // GPUs back lets the other job run.
+    server.wait_for("waiter", "Succeeded", |view| state(view) == "Succeeded");
+    assert_eq!(
+        server
+            .request("DELETE", "/api/v1/namespaces/default/tfjobs/holder", None)
+            .0,
+        200
+    );
+}
+
+#[test]
 fn suspend_stops_the_replicas_and_resume_runs_the_job_again() {
     let server = Server::start(&[]);
     let (status, _) = server.request(

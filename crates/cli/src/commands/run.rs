@@ -21,14 +21,18 @@ const EXIT_FAILED: u8 = 1;
 
 /// Loads the job, runs it to its end and exits as DESIGN's CLI contract says.
 pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    // The machine's capacity before the reaper: finding the GPUs waits for `nvidia-smi`, which
+    // the reaper would reap from under it.
+    let settings = machine::settings(&args.machine, Supervision::Attached)?;
     // The reaper before any child. The watchdog (an exec of this binary) starts and the state
     // database opens while the manifest loads: the machine's other cores do them, rather than
-    // the one that will start the replicas.
+    // the one that will start the replicas. Their errors wait for the manifest's; the state
+    // directory is made even for a manifest that turns out invalid.
     let reaper = Reaper::start().context("cannot become the reaper of the job's processes")?;
-    let dir = state_dir(state)?;
     let (mut manifests, watchdog, store) = std::thread::scope(|scope| {
         let watchdog = scope.spawn(|| reaper.start_watchdog(&machine::watchdog()));
-        let store = scope.spawn(|| Store::open(&dir));
+        let store =
+            scope.spawn(|| -> anyhow::Result<Store> { Ok(Store::open(&state_dir(state)?)?) });
         let manifests = Manifests::load_files(std::slice::from_ref(&args.file));
         (manifests, joined(watchdog), joined(store))
     });
@@ -59,7 +63,6 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     }
     let job = loaded.job;
     let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
-    let settings = machine::settings(&args.machine, Supervision::Attached)?;
     let mut store = store?;
     let console = Console::stderr(!args.quiet);
     let report = tokio::runtime::Builder::new_current_thread()

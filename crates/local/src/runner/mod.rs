@@ -15,7 +15,6 @@ mod pod;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -153,35 +152,15 @@ pub async fn run(
     let record = new_record(&mut job, companions.to_vec(), Timestamp::now());
     watchdog.guard(&record.uid);
     let replaced = store.insert_job(&record)?;
-    let old_logs = replaced
-        .uid
-        .and_then(|old| remove_in_background(&store.logs_dir(&old)));
+    if let Some(old) = replaced.uid {
+        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+    }
     let oversight = Oversight {
         stops,
         coordinator: None,
         watchdog: Some(watchdog),
     };
-    let report = drive_record(record, store, reaper, settings, console, oversight).await;
-    if let Some(removal) = old_logs {
-        let _ = removal.join();
-    }
-    report
-}
-
-/// Removes `dir` and what it holds on a thread of its own, which the returned handle joins;
-/// at once, where no thread can be started.
-fn remove_in_background(dir: &Path) -> Option<std::thread::JoinHandle<()>> {
-    let remove = |dir: &Path| {
-        let _ = std::fs::remove_dir_all(dir);
-    };
-    let owned = dir.to_owned();
-    let thread = std::thread::Builder::new()
-        .name("old-logs".to_owned())
-        .spawn(move || remove(&owned));
-    if thread.is_err() {
-        remove(dir);
-    }
-    thread.ok()
+    drive_record(record, store, reaper, settings, console, oversight).await
 }
 
 /// A new record of `job`, owned by this process: gives the job its uid, creation time and
@@ -217,6 +196,7 @@ pub fn new_record(job: &mut TrainingJob, companions: Vec<Companion>, now: Timest
 /// A record owned by another process, under [`Supervision::Detached`], is taken over from a
 /// server that died: the replicas still running are adopted, those that died meanwhile have
 /// their exits applied, and processes of the job that its records do not know are killed.
+/// No watchdog guards these replicas: an attached run goes through [`run`], which has one.
 pub async fn run_recorded(
     record: JobRecord,
     store: &mut Store,
