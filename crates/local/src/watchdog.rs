@@ -158,24 +158,25 @@ mod tests {
         child
     }
 
-    #[test]
-    fn done_leaves_the_replicas_alone() {
+    /// Runs the watchdog on the input `lines` gives for a marked replica's job uid, and checks
+    /// that the replica is still alive afterwards.
+    fn assert_left_alone(lines: impl Fn(&str) -> String) {
         let uid = uuid::Uuid::new_v4().to_string();
         let mut child = marked_sleep(&uid);
-        run(format!("job {uid}\ndone\n").as_bytes()).expect("runs");
+        run(lines(&uid).as_bytes()).expect("runs");
         assert_eq!(marked_processes(&uid), [Pid::from_raw(child.id() as i32)]);
         child.kill().expect("kill");
         child.wait().expect("reaped");
     }
 
     #[test]
+    fn done_leaves_the_replicas_alone() {
+        assert_left_alone(|uid| format!("job {uid}\ndone\n"));
+    }
+
+    #[test]
     fn a_closed_pipe_before_the_job_is_known_stops_nothing() {
-        let uid = uuid::Uuid::new_v4().to_string();
-        let mut child = marked_sleep(&uid);
-        run("".as_bytes()).expect("runs");
-        assert_eq!(marked_processes(&uid), [Pid::from_raw(child.id() as i32)]);
-        child.kill().expect("kill");
-        child.wait().expect("reaped");
+        assert_left_alone(|_| String::new());
     }
 
     #[test]
