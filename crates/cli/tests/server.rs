@@ -93,6 +93,32 @@ fn a_suspended_job_gives_its_gpus_to_a_waiting_one() {
 }
 
 #[test]
+fn a_job_that_cannot_run_fails_at_once_and_keeps_no_gpus_from_the_next_one() {
+    let server = Server::start(&["--gpus", "2"]);
+    let broken = job("broken", 2, "true", "").replace(
+        "command: [sh, -c, 'true']",
+        "command: [no-such-program-xyz]",
+    );
+    assert_eq!(server.request("POST", "/api/v1/jobs", Some(&broken)).0, 201);
+    let failed = server.wait_for("broken", "Failed", |view| state(view) == "Failed");
+    assert!(
+        failed.to_string().contains(
+            "cannot run on this machine: worker-0: command `no-such-program-xyz` not found on this machine"
+        ),
+        "{failed}"
+    );
+    // Its replicas are found unable to run once it is admitted with the GPUs; its owner (the
+    // server) lives on: the next job runs only if the failure ended it for good.
+    assert_eq!(
+        server
+            .request("POST", "/api/v1/jobs", Some(&job("next", 2, "true", "")))
+            .0,
+        201
+    );
+    server.wait_for("next", "Succeeded", |view| state(view) == "Succeeded");
+}
+
+#[test]
 fn suspend_stops_the_replicas_and_resume_runs_the_job_again() {
     let server = Server::start(&[]);
     let (status, _) = server.request(

@@ -32,6 +32,7 @@ use nix::sys::prctl;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
+use rustix::process::{Pid as RustixPid, setpriority_process};
 use tokio::sync::oneshot;
 
 use crate::logs::{Console, open_log_file, pump};
@@ -101,6 +102,9 @@ pub(crate) fn status_code(status: WaitStatus) -> i32 {
 
 /// The exit code of a process killed by `SIGKILL`.
 pub const KILLED: i32 = 128 + Signal::SIGKILL as i32;
+
+/// The watchdog's nice value: the lowest priority.
+const WATCHDOG_NICE: i32 = 19;
 
 /// How often a replica taken over from a server that died (not a child of this process) is
 /// looked at.
@@ -297,6 +301,12 @@ impl Reaper {
             .stdout(Stdio::null())
             .process_group(0);
         let mut child = self.spawn(&mut command, None)?;
+        // The lowest priority: its start (a whole start of this binary) then takes CPU no one
+        // else wants, not the replicas' or trainctl's; should trainctl die, its work is a few
+        // signals. Where the system refuses, it runs at trainctl's priority.
+        if let Some(pid) = RustixPid::from_raw(child.id().cast_signed()) {
+            let _ = setpriority_process(Some(pid), WATCHDOG_NICE);
+        }
         let input = child
             .stdin
             .take()

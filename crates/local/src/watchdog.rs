@@ -2,8 +2,8 @@
 //! `trainctl` dies without stopping them itself (killed by `SIGKILL`, crashed).
 //!
 //! `trainctl run` starts `trainctl __watchdog` first thing, in its own process group (so that a
-//! Ctrl-C or a hang-up of the terminal does not reach it), with a pipe on its stdin: its start
-//! then overlaps `trainctl`'s own, rather than the replicas'. Only `trainctl` holds the pipe's
+//! Ctrl-C or a hang-up of the terminal does not reach it), at the lowest priority (nice 19), with
+//! a pipe on its stdin: its start then takes CPU that neither `trainctl` nor the replicas want. Only `trainctl` holds the pipe's
 //! write end, so the pipe closes exactly when `trainctl` exits, however it exits. On the pipe
 //! `trainctl` writes one line per event:
 //!

@@ -35,7 +35,7 @@ use crate::logs::Console;
 use crate::ports::PortReservation;
 use crate::process::{HelperCommand, Reaper, Watchdog, kill_marked, signal_group};
 use crate::process_identity::ProcessIdentity;
-use crate::resources::NodeCapacity;
+use crate::resources::{NodeCapacity, ReplicaNeeds};
 use crate::store::{
     EventRecord, JobChanges, JobRecord, JobUpdate, ReplicaRecord, ReplicaState, Store, StoreError,
 };
@@ -161,6 +161,12 @@ pub async fn run(
         watchdog: Some(watchdog),
     };
     drive_record(record, store, reaper, settings, console, oversight).await
+}
+
+/// The message of a job whose replicas cannot run here as written.
+fn cannot_run(errors: &[LaunchError]) -> String {
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    format!("cannot run on this machine: {}", lines.join("; "))
 }
 
 /// A new record of `job`, owned by this process: gives the job its uid, creation time and
@@ -334,10 +340,6 @@ enum Wake {
 impl Runner<'_> {
     async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
         self.announce();
-        if let Err(message) = self.check_runnable() {
-            self.fail_at_once(store, &message)?;
-            return Ok(RunEnd::Failed);
-        }
         let needs = match launch::needs(&self.job) {
             Ok(needs) => needs,
             Err(error) => {
@@ -349,30 +351,23 @@ impl Runner<'_> {
             .coordinator
             .and_then(|coordinator| coordinator.turn(&self.uid));
         let mut immediate = 0;
+        // Whether every replica can run here as written; found when they are prepared at
+        // admission, or checked before the job waits for it.
+        let mut runnable = self.admitted;
         loop {
-            if !self.admitted && !self.job.run_policy().is_suspended() {
-                let ahead = self
-                    .coordinator
-                    .map_or(0, |coordinator| coordinator.ahead(&self.uid));
-                if ahead > 0 {
-                    self.waiting = vec![WaitingFact::Queued];
-                } else {
-                    match try_admit(store, &self.uid, &needs, &self.settings.capacity)? {
-                        Attempt::Admitted(allocation) => {
-                            self.admit(&allocation)?;
-                            if let Some(coordinator) = self.coordinator {
-                                coordinator.leave(&self.uid);
-                            }
-                        }
-                        Attempt::Wait(shortfalls) => {
-                            self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
-                        }
-                        Attempt::NeverFits(message) => {
-                            self.fail_at_once(store, &message)?;
-                            return Ok(RunEnd::Failed);
-                        }
-                    }
+            if !self.admitted
+                && !self.job.run_policy().is_suspended()
+                && let Some(end) = self.seek_admission(store, &needs)?
+            {
+                return Ok(end);
+            }
+            if !runnable {
+                // Before anything waits: a job that cannot run here fails now, not once admitted.
+                if let Err(message) = self.check_runnable() {
+                    self.fail_at_once(store, &message)?;
+                    return Ok(RunEnd::Failed);
                 }
+                runnable = true;
             }
             let reconciled = Instant::now();
             let plan = reconcile(&self.job, &self.observed(), Timestamp::now());
@@ -434,6 +429,40 @@ impl Runner<'_> {
         })
     }
 
+    /// One admission attempt of a job not admitted yet: its place in the queue, then the
+    /// machine. `Some` when the job ended instead: it can never run here.
+    fn seek_admission(
+        &mut self,
+        store: &mut Store,
+        needs: &[ReplicaNeeds],
+    ) -> Result<Option<RunEnd>, RunError> {
+        let ahead = self
+            .coordinator
+            .map_or(0, |coordinator| coordinator.ahead(&self.uid));
+        if ahead > 0 {
+            self.waiting = vec![WaitingFact::Queued];
+            return Ok(None);
+        }
+        let message = match try_admit(store, &self.uid, needs, &self.settings.capacity)? {
+            Attempt::Admitted(allocation) => {
+                if let Some(coordinator) = self.coordinator {
+                    coordinator.leave(&self.uid);
+                }
+                match self.admit(&allocation)? {
+                    Ok(()) => return Ok(None),
+                    Err(message) => message,
+                }
+            }
+            Attempt::Wait(shortfalls) => {
+                self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
+                return Ok(None);
+            }
+            Attempt::NeverFits(message) => message,
+        };
+        self.fail_at_once(store, &message)?;
+        Ok(Some(RunEnd::Failed))
+    }
+
     /// Ends the run on a request from outside: every replica stopped, the resources given back.
     async fn stop(&mut self, request: StopRequest, store: &mut Store) -> Result<RunEnd, RunError> {
         let end = match request {
@@ -485,17 +514,14 @@ impl Runner<'_> {
         }
     }
 
-    /// Checks, before anything starts or waits, that every replica can run here as written (env
-    /// references, commands, working directories).
+    /// Checks that every replica can run here as written (env references, commands, working
+    /// directories), as [`Runner::admit`] does, for a job that is not admitted yet.
     fn check_runnable(&self) -> Result<(), String> {
         let context = self.launch_context();
         let ports = BTreeMap::new();
         prepare(&self.job, &ports, &Allocation::default(), &context)
             .map(drop)
-            .map_err(|errors| {
-                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                format!("cannot run on this machine: {}", lines.join("; "))
-            })
+            .map_err(|errors| cannot_run(&errors))
     }
 
     fn launch_context(&self) -> LaunchContext<'_> {
@@ -508,8 +534,9 @@ impl Runner<'_> {
         }
     }
 
-    /// Takes the admitted GPUs, reserves a port per slot and prepares every replica.
-    fn admit(&mut self, allocation: &Allocation) -> Result<(), RunError> {
+    /// Takes the admitted GPUs, reserves a port per slot and prepares every replica; says why
+    /// when a replica cannot run here as written.
+    fn admit(&mut self, allocation: &Allocation) -> Result<Result<(), String>, RunError> {
         let slots = trainctl_engine::objects::replica_slots(&self.job);
         let ports = PortReservation::reserve(slots)
             .map_err(|source| RunError::Io {
@@ -517,19 +544,15 @@ impl Runner<'_> {
                 source,
             })?
             .release();
-        match prepare(&self.job, &ports, allocation, &self.launch_context()) {
-            Ok(prepared) => {
-                self.dirty.extend(prepared.keys().cloned());
-                self.prepared = prepared;
-                self.waiting.clear();
-                self.admitted = true;
-            }
-            Err(errors) => {
-                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                self.console.say(&lines.join("\n"));
-            }
-        }
-        Ok(())
+        let prepared = match prepare(&self.job, &ports, allocation, &self.launch_context()) {
+            Ok(prepared) => prepared,
+            Err(errors) => return Ok(Err(cannot_run(&errors))),
+        };
+        self.dirty.extend(prepared.keys().cloned());
+        self.prepared = prepared;
+        self.waiting.clear();
+        self.admitted = true;
+        Ok(Ok(()))
     }
 
     /// What the engine observes: the pods, the services, and why the job waits.
@@ -760,11 +783,12 @@ impl Runner<'_> {
         self.finish_with(JobConditionType::Failed, "Interrupted", &message);
     }
 
-    /// Fails the job before it starts: it can never run on this machine as written.
+    /// Fails the job before it starts: it can never run on this machine as written. What it was
+    /// admitted with is given back in the same write.
     fn fail_at_once(&mut self, store: &mut Store, message: &str) -> Result<(), RunError> {
         let reason = format!("{}Failed", self.job.kind().as_str());
         self.finish_with(JobConditionType::Failed, &reason, message);
-        self.flush(store)
+        self.write_changes(store, true)
     }
 
     /// Ends the job with a condition the engine did not decide (it never saw why).
