@@ -119,6 +119,40 @@ fn a_job_that_cannot_run_fails_at_once_and_keeps_no_gpus_from_the_next_one() {
 }
 
 #[test]
+fn a_job_that_cannot_run_fails_at_once_rather_than_wait_for_the_gpus() {
+    let server = Server::start(&["--gpus", "2"]);
+    assert_eq!(
+        server
+            .request(
+                "POST",
+                "/api/v1/jobs",
+                Some(&job("holder", 2, "sleep 60", ""))
+            )
+            .0,
+        201
+    );
+    server.wait_for("holder", "Running", |view| state(view) == "Running");
+    let broken = job("broken", 2, "true", "").replace(
+        "command: [sh, -c, 'true']",
+        "command: [no-such-program-xyz]",
+    );
+    assert_eq!(server.request("POST", "/api/v1/jobs", Some(&broken)).0, 201);
+    let failed = server.wait_for("broken", "Failed", |view| state(view) == "Failed");
+    assert!(
+        failed.to_string().contains(
+            "cannot run on this machine: worker-0: command `no-such-program-xyz` not found on this machine"
+        ),
+        "{failed}"
+    );
+    assert_eq!(
+        server
+            .request("DELETE", "/api/v1/namespaces/default/tfjobs/holder", None)
+            .0,
+        200
+    );
+}
+
+#[test]
 fn suspend_stops_the_replicas_and_resume_runs_the_job_again() {
     let server = Server::start(&[]);
     let (status, _) = server.request(

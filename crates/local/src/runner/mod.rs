@@ -351,9 +351,9 @@ impl Runner<'_> {
             .coordinator
             .and_then(|coordinator| coordinator.turn(&self.uid));
         let mut immediate = 0;
-        // Whether every replica can run here as written; found when they are prepared at
-        // admission, or checked before the job waits for it.
-        let mut runnable = self.admitted;
+        // Whether a job not admitted at once was checked: can every replica run here as
+        // written? Admission finds out by preparing them.
+        let mut checked = false;
         loop {
             if !self.admitted
                 && !self.job.run_policy().is_suspended()
@@ -361,13 +361,13 @@ impl Runner<'_> {
             {
                 return Ok(end);
             }
-            if !runnable {
+            if !self.admitted && !checked {
                 // Before anything waits: a job that cannot run here fails now, not once admitted.
                 if let Err(message) = self.check_runnable() {
                     self.fail_at_once(store, &message)?;
                     return Ok(RunEnd::Failed);
                 }
-                runnable = true;
+                checked = true;
             }
             let reconciled = Instant::now();
             let plan = reconcile(&self.job, &self.observed(), Timestamp::now());
