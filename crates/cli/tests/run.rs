@@ -904,42 +904,6 @@ sleep 300";
     );
 }
 
-/// The children of process `pid`, with their command lines.
-fn children_of(pid: u32) -> Vec<(u32, Vec<String>)> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("trainctl's threads");
-    tasks
-        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("children")).ok())
-        .flat_map(|children| {
-            children
-                .split_whitespace()
-                .filter_map(|child| child.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .filter_map(|child| {
-            let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).ok()?;
-            let args = cmdline
-                .split(|&byte| byte == 0)
-                .filter(|arg| !arg.is_empty())
-                .map(|arg| String::from_utf8_lossy(arg).into_owned())
-                .collect();
-            Some((child, args))
-        })
-        .collect()
-}
-
-/// The nice value of process `pid` (field 19 of `/proc/PID/stat`).
-fn nice_of(pid: u32) -> i32 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let (_, fields) = stat
-        .rsplit_once(") ")
-        .expect("stat's fields after the name");
-    fields
-        .split_whitespace()
-        .nth(19 - 3)
-        .and_then(|nice| nice.parse().ok())
-        .expect("a nice value")
-}
-
 #[test]
 fn the_watchdog_runs_at_the_lowest_priority_and_the_replicas_at_trainctls() {
     let scratch = Scratch::new("watchdog-nice");
@@ -952,20 +916,19 @@ fn the_watchdog_runs_at_the_lowest_priority_and_the_replicas_at_trainctls() {
         ),
     );
     let running = scratch.spawn_run(&manifest, &["-q"], "run");
-    // The replica's shell has exec'd `sleep` (its command line shows it) once trainctl knows it.
-    let (watchdog, replica) = wait_for("the watchdog and the replica", SOON, || {
-        let children = children_of(running.pid());
-        let with_arg = |wanted: &str| {
-            children
-                .iter()
-                .find(|(_, args)| args.iter().any(|arg| arg == wanted))
-                .map(|(pid, _)| *pid)
-        };
-        Some((with_arg("__watchdog")?, with_arg("sleep")?))
+    // The watchdog is this binary started as `/proc/self/exe` (its name: `exe`); the replica's
+    // shell has exec'd `sleep`.
+    let (trainctl, watchdog, replica) = wait_for("the watchdog and the replica", SOON, || {
+        let processes = scratch.processes();
+        let named = |comm: &str| processes.iter().find(|process| process.comm == comm);
+        Some((
+            named("trainctl")?.nice,
+            named("exe")?.nice,
+            named("sleep")?.nice,
+        ))
     });
-    let trainctl = nice_of(running.pid());
-    assert_eq!(nice_of(watchdog), 19);
-    assert_eq!(nice_of(replica), trainctl);
+    assert_eq!(watchdog, 19);
+    assert_eq!(replica, trainctl);
     signal(running.pid(), "INT");
     assert_eq!(running.finish(SOON).code, Some(130));
 }

@@ -92,9 +92,9 @@ fn a_suspended_job_gives_its_gpus_to_a_waiting_one() {
     );
 }
 
-#[test]
-fn a_job_that_cannot_run_fails_at_once_and_keeps_no_gpus_from_the_next_one() {
-    let server = Server::start(&["--gpus", "2"]);
+/// Submits a job asking for 2 GPUs whose command does not exist here, and waits for it to fail
+/// saying so.
+fn submit_a_job_that_cannot_run(server: &Server) {
     let broken = job("broken", 2, "true", "").replace(
         "command: [sh, -c, 'true']",
         "command: [no-such-program-xyz]",
@@ -107,6 +107,12 @@ fn a_job_that_cannot_run_fails_at_once_and_keeps_no_gpus_from_the_next_one() {
         ),
         "{failed}"
     );
+}
+
+#[test]
+fn a_job_that_cannot_run_fails_at_once_and_keeps_no_gpus_from_the_next_one() {
+    let server = Server::start(&["--gpus", "2"]);
+    submit_a_job_that_cannot_run(&server);
     // Its replicas are found unable to run once it is admitted with the GPUs; its owner (the
     // server) lives on: the next job runs only if the failure ended it for good.
     assert_eq!(
@@ -132,18 +138,7 @@ fn a_job_that_cannot_run_fails_at_once_rather_than_wait_for_the_gpus() {
         201
     );
     server.wait_for("holder", "Running", |view| state(view) == "Running");
-    let broken = job("broken", 2, "true", "").replace(
-        "command: [sh, -c, 'true']",
-        "command: [no-such-program-xyz]",
-    );
-    assert_eq!(server.request("POST", "/api/v1/jobs", Some(&broken)).0, 201);
-    let failed = server.wait_for("broken", "Failed", |view| state(view) == "Failed");
-    assert!(
-        failed.to_string().contains(
-            "cannot run on this machine: worker-0: command `no-such-program-xyz` not found on this machine"
-        ),
-        "{failed}"
-    );
+    submit_a_job_that_cannot_run(&server);
     assert_eq!(
         server
             .request("DELETE", "/api/v1/namespaces/default/tfjobs/holder", None)

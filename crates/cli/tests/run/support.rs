@@ -309,6 +309,8 @@ pub struct Process {
     pub comm: String,
     /// Its process group.
     pub group: u32,
+    /// Its nice value.
+    pub nice: i32,
     /// Its environment, `NAME=value` entries.
     pub environ: Vec<String>,
 }
@@ -342,6 +344,8 @@ fn read_process(pid: u32) -> Option<Process> {
         pid,
         comm,
         group: number(2)?,
+        // Field 19 of `/proc/<pid>/stat`; `fields` starts at field 3.
+        nice: fields.get(19 - 3)?.parse().ok()?,
         environ: environ
             .split(|&byte| byte == 0)
             .map(|entry| String::from_utf8_lossy(entry).into_owned())
