@@ -133,7 +133,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
-    use crate::store::fixtures::state_dir;
+    use crate::store::fixtures::{self, state_dir};
 
     #[test]
     fn open_creates_a_private_state_dir_and_migrates_an_empty_database() {
@@ -172,6 +172,56 @@ mod tests {
             schema::SCHEMA_VERSION
         );
         assert_eq!(store.job_by_uid(&record.uid).expect("read"), Some(record));
+    }
+
+    #[test]
+    fn a_version_3_database_is_migrated_keeping_its_jobs_and_replicas() {
+        let temp = state_dir();
+        let path = temp.path().join(DATABASE_FILE);
+        let conn = Connection::open(&path).expect("open");
+        for migration in &schema::MIGRATIONS[..3] {
+            conn.execute_batch(migration).expect("migrate to version 3");
+        }
+        conn.pragma_update(None, "user_version", 3)
+            .expect("set user_version");
+        let mut old = Store {
+            conn,
+            state_dir: temp.path().to_owned(),
+            path,
+        };
+        let record = fixtures::job_record("mnist", None);
+        let _ = old.insert_job(&record).expect("insert");
+        let started = jiff::Timestamp::now();
+        let replicas = [
+            ReplicaRecord {
+                state: ReplicaState::Failed,
+                pid: Some(crate::process_identity::ProcessIdentity::current()),
+                gpus: vec![0, 2],
+                restarts: 2,
+                pod_restarts: 1,
+                exit_code: Some(137),
+                reason: Some("OOMKilled".to_owned()),
+                started_at: Some(started),
+                finished_at: Some(started + jiff::SignedDuration::from_secs(5)),
+                ..fixtures::pending_replica(&record.uid, trainctl_api::ReplicaType::Worker, 0)
+            },
+            fixtures::pending_replica(&record.uid, trainctl_api::ReplicaType::Worker, 1),
+        ];
+        for replica in &replicas {
+            old.upsert_replica(replica).expect("write a replica");
+        }
+        drop(old);
+
+        let store = Store::open(temp.path()).expect("open and migrate");
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
+        );
+        assert_eq!(
+            store.job_by_uid(&record.uid).expect("read"),
+            Some(record.clone())
+        );
+        assert_eq!(store.replicas(&record.uid).expect("read"), replicas);
     }
 
     #[test]

@@ -124,6 +124,19 @@ impl ReplicaRow {
     }
 }
 
+/// Writes one replica's row, inserting it or rewriting the slot's.
+const UPSERT: &str = "
+    INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks, port, gpus,
+                          restarts, exit_code, reason, started_at, finished_at, log_path,
+                          pod_restarts)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+    ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
+        state = excluded.state, pid = excluded.pid, pid_start_ticks = excluded.pid_start_ticks,
+        port = excluded.port, gpus = excluded.gpus, restarts = excluded.restarts,
+        exit_code = excluded.exit_code, reason = excluded.reason,
+        started_at = excluded.started_at, finished_at = excluded.finished_at,
+        log_path = excluded.log_path, pod_restarts = excluded.pod_restarts";
+
 /// Inserts or replaces one replica's row.
 pub(super) fn upsert(
     conn: &Connection,
@@ -137,43 +150,31 @@ pub(super) fn upsert(
         &replica.gpus,
     )?;
     let (pid, pid_start_ticks) = identity_columns(replica.pid);
-    conn.prepare_cached(
-        "INSERT INTO replicas (job_uid, replica_type, idx, state, pid, pid_start_ticks,
-                                   port, gpus, restarts, exit_code, reason, started_at,
-                                   finished_at, log_path, pod_restarts)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-             ON CONFLICT (job_uid, replica_type, idx) DO UPDATE SET
-                 state = excluded.state, pid = excluded.pid,
-                 pid_start_ticks = excluded.pid_start_ticks, port = excluded.port,
-                 gpus = excluded.gpus, restarts = excluded.restarts,
-                 exit_code = excluded.exit_code, reason = excluded.reason,
-                 started_at = excluded.started_at, finished_at = excluded.finished_at,
-                 log_path = excluded.log_path, pod_restarts = excluded.pod_restarts",
-    )
-    .and_then(|mut statement| {
-        statement.execute(params![
-            replica.job_uid,
-            replica.replica_type.as_str(),
-            replica.index,
-            replica.state.as_str(),
-            pid,
-            pid_start_ticks,
-            replica.port,
-            gpus,
-            replica.restarts,
-            replica.exit_code,
-            replica.reason,
-            replica.started_at.map(timestamp_text),
-            replica.finished_at.map(timestamp_text),
-            path_bytes(&replica.log_path),
-            replica.pod_restarts,
-        ])
-    })
-    .map_err(sqlite_for_job(
-        path,
-        format!("record replica {slot}"),
-        &replica.job_uid,
-    ))?;
+    conn.prepare_cached(UPSERT)
+        .and_then(|mut statement| {
+            statement.execute(params![
+                replica.job_uid,
+                replica.replica_type.as_str(),
+                replica.index,
+                replica.state.as_str(),
+                pid,
+                pid_start_ticks,
+                replica.port,
+                gpus,
+                replica.restarts,
+                replica.exit_code,
+                replica.reason,
+                replica.started_at.map(timestamp_text),
+                replica.finished_at.map(timestamp_text),
+                path_bytes(&replica.log_path),
+                replica.pod_restarts,
+            ])
+        })
+        .map_err(sqlite_for_job(
+            path,
+            format!("record replica {slot}"),
+            &replica.job_uid,
+        ))?;
     Ok(())
 }
 
@@ -248,6 +249,60 @@ mod tests {
                 (ReplicaType::Worker, 10),
                 (ReplicaType::Evaluator, 0),
             ]
+        );
+    }
+
+    #[test]
+    fn a_replica_write_builds_no_temporary_table() {
+        // SQLite checks `IN` with more than two values through a temporary table: schema
+        // version 3's check of the state had every replica write build one and drop it.
+        let temp = state_dir();
+        let store = Store::open(temp.path()).expect("open");
+        let opcodes: Vec<String> = store
+            .conn
+            .prepare(&format!("EXPLAIN {UPSERT}"))
+            .and_then(|mut statement| {
+                let unbound =
+                    std::iter::repeat_n(rusqlite::types::Null, statement.parameter_count());
+                statement
+                    .query_map(rusqlite::params_from_iter(unbound), |row| row.get(1))?
+                    .collect::<Result<_, _>>()
+            })
+            .expect("explain the write");
+        assert!(opcodes.iter().any(|op| op == "OpenWrite"), "{opcodes:?}");
+        assert!(
+            !opcodes.iter().any(|op| op == "OpenEphemeral"),
+            "{opcodes:?}"
+        );
+    }
+
+    #[test]
+    fn the_schema_refuses_a_state_it_does_not_know() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let job = job_record("mnist", None);
+        let _ = store.insert_job(&job).expect("insert");
+        for state in ["Pending", "Running", "Succeeded", "Failed", "Stopped"] {
+            store
+                .conn
+                .execute(
+                    "INSERT INTO replicas (job_uid, replica_type, idx, state, log_path)
+                     VALUES (?1, 'Worker', 0, ?2, x'')
+                     ON CONFLICT DO UPDATE SET state = excluded.state",
+                    params![job.uid, state],
+                )
+                .unwrap_or_else(|error| panic!("{state}: {error}"));
+        }
+        let error = store
+            .conn
+            .execute(
+                "UPDATE replicas SET state = 'Crashed' WHERE job_uid = ?1",
+                [&job.uid],
+            )
+            .expect_err("an unknown state is refused");
+        assert!(
+            error.to_string().starts_with("CHECK constraint failed"),
+            "{error}"
         );
     }
 
