@@ -905,7 +905,8 @@ sleep 300";
 }
 
 #[test]
-fn the_watchdog_runs_at_the_lowest_priority_and_the_replicas_at_trainctls() {
+fn the_watchdog_runs_only_when_idle_and_the_replicas_at_trainctls_priority() {
+    const SCHED_IDLE: u32 = 5;
     let scratch = Scratch::new("watchdog-nice");
     let manifest = scratch.write(
         "job.yaml",
@@ -917,18 +918,24 @@ fn the_watchdog_runs_at_the_lowest_priority_and_the_replicas_at_trainctls() {
     );
     let running = scratch.spawn_run(&manifest, &["-q"], "run");
     // The watchdog is this binary started as `/proc/self/exe` (its name: `exe`); the replica's
-    // shell has exec'd `sleep`.
-    let (trainctl, watchdog, replica) = wait_for("the watchdog and the replica", SOON, || {
-        let processes = scratch.processes();
-        let named = |comm: &str| processes.iter().find(|process| process.comm == comm);
-        Some((
-            named("trainctl")?.nice,
-            named("exe")?.nice,
-            named("sleep")?.nice,
-        ))
-    });
-    assert_eq!(watchdog, 19);
+    // shell has exec'd `sleep`. The watchdog moves itself to `SCHED_IDLE` as it starts (its
+    // nice value, 19 from the spawn until then, is not used under that policy).
+    let (trainctl, watchdog, replica) = wait_for(
+        "the watchdog under SCHED_IDLE and the replica",
+        SOON,
+        || {
+            let processes = scratch.processes();
+            let named = |comm: &str| {
+                let process = processes.iter().find(|process| process.comm == comm)?;
+                Some((process.nice, process.policy))
+            };
+            let watchdog = named("exe").filter(|&(_, policy)| policy == SCHED_IDLE)?;
+            Some((named("trainctl")?, watchdog, named("sleep")?))
+        },
+    );
+    assert_eq!(watchdog.1, SCHED_IDLE);
     assert_eq!(replica, trainctl);
+    assert_ne!(trainctl.1, SCHED_IDLE);
     signal(running.pid(), "INT");
     assert_eq!(running.finish(SOON).code, Some(130));
 }

@@ -301,9 +301,10 @@ impl Reaper {
             .stdout(Stdio::null())
             .process_group(0);
         let mut child = self.spawn(&mut command, None)?;
-        // The lowest priority: its start (a whole start of this binary) then takes CPU no one
-        // else wants, not the replicas' or trainctl's; should trainctl die, its work is a few
-        // signals. Where the system refuses, it runs at trainctl's priority.
+        // The lowest nice value: its start (a whole start of this binary) then takes CPU no
+        // one else wants, not the replicas' or trainctl's, until it moves itself to
+        // `SCHED_IDLE`; should trainctl die, its work is a few signals. Where the system
+        // refuses, it runs at trainctl's priority.
         if let Some(pid) = RustixPid::from_raw(child.id().cast_signed()) {
             let _ = setpriority_process(Some(pid), WATCHDOG_NICE);
         }

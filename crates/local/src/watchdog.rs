@@ -2,8 +2,9 @@
 //! `trainctl` dies without stopping them itself (killed by `SIGKILL`, crashed).
 //!
 //! `trainctl run` starts `trainctl __watchdog` first thing, in its own process group (so that a
-//! Ctrl-C or a hang-up of the terminal does not reach it), at the lowest priority (nice 19), with
-//! a pipe on its stdin: its start then takes CPU that neither `trainctl` nor the replicas want. Only `trainctl` holds the pipe's
+//! Ctrl-C or a hang-up of the terminal does not reach it), at the lowest priority (nice 19 from
+//! the spawn, then `SCHED_IDLE`, see [`run_only_when_idle`]), with a pipe on its stdin: its start
+//! then takes CPU that neither `trainctl` nor the replicas want. Only `trainctl` holds the pipe's
 //! write end, so the pipe closes exactly when `trainctl` exits, however it exits. On the pipe
 //! `trainctl` writes one line per event:
 //!
@@ -26,6 +27,11 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpid};
+use thread_priority::ThreadPriority;
+use thread_priority::unix::{
+    NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
+    thread_native_id,
+};
 
 use crate::process_identity;
 
@@ -67,6 +73,21 @@ pub fn run(input: impl BufRead) -> io::Result<()> {
     }
     stop_everything(job_uid.as_deref(), &groups);
     Ok(())
+}
+
+/// Moves the calling thread (the watchdog's only one) to `SCHED_IDLE`: it then runs only on CPU
+/// that nothing else wants, and any other process that wakes takes the CPU from it at once. At
+/// nice 19, which `trainctl` sets at the spawn, it still got a share of a busy core while the
+/// replicas started. Its work (the rest of its own start and, should `trainctl` die, a few
+/// signals) can wait for idle CPU; where the system refuses, it stays at nice 19.
+pub fn run_only_when_idle() {
+    // The policy is set first; the nice value that follows (0, the only one `SCHED_IDLE`
+    // accepts) is not used under it, and is refused without privileges.
+    let _ = set_thread_priority_and_policy(
+        thread_native_id(),
+        ThreadPriority::Min,
+        ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
+    );
 }
 
 /// `SIGTERM` to every group and process marked as the job's (none before the job is known),

@@ -7,6 +7,7 @@ use trainctl_local::watchdog;
 
 /// Watches until `trainctl` says it is done, or cleans up after it.
 pub fn run() -> anyhow::Result<ExitCode> {
+    watchdog::run_only_when_idle();
     watchdog::run(std::io::stdin().lock())?;
     Ok(ExitCode::SUCCESS)
 }

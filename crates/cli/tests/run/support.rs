@@ -311,6 +311,8 @@ pub struct Process {
     pub group: u32,
     /// Its nice value.
     pub nice: i32,
+    /// Its scheduling policy (`SCHED_OTHER` 0, `SCHED_IDLE` 5).
+    pub policy: u32,
     /// Its environment, `NAME=value` entries.
     pub environ: Vec<String>,
 }
@@ -346,6 +348,7 @@ fn read_process(pid: u32) -> Option<Process> {
         group: number(2)?,
         // Field 19 of `/proc/<pid>/stat`; `fields` starts at field 3.
         nice: fields.get(19 - 3)?.parse().ok()?,
+        policy: number(41 - 3)?,
         environ: environ
             .split(|&byte| byte == 0)
             .map(|entry| String::from_utf8_lossy(entry).into_owned())
