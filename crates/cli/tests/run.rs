@@ -518,6 +518,46 @@ fn a_replica_that_ignores_sigterm_is_killed_after_its_grace_period() {
     assert!(scratch.processes().is_empty(), "{:?}", scratch.processes());
 }
 
+#[test]
+fn the_outcome_is_stored_before_a_replica_has_used_its_grace_period() {
+    let scratch = Scratch::new("outcome-first");
+    let chief = "until [ -e worker-up ]; do sleep 0.01; done";
+    let worker = "trap '' TERM\ntouch worker-up\nsleep 300";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "patient",
+            &[],
+            &[
+                replicas("Chief", 1, "Never", chief),
+                replicas("Worker", 1, "Never", worker),
+            ],
+        )
+        .replace(
+            "terminationGracePeriodSeconds: 1",
+            "terminationGracePeriodSeconds: 30",
+        ),
+    );
+    let mut running = scratch.spawn_run(&manifest, &["-q"], "run");
+    // The chief's success decides the job; the worker ignores SIGTERM for 30 s.
+    let stored = wait_for("the outcome in the store", SOON, || {
+        stored_job(&scratch, "patient").filter(|job| {
+            job.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|all| {
+                    all.iter()
+                        .any(|c| c["type"] == "Succeeded" && c["status"] == "True")
+                })
+        })
+    });
+    assert!(running.is_running(), "{stored:#}");
+    // A Ctrl-C while the replicas are stopped kills them at once; the job had succeeded.
+    signal(running.pid(), "INT");
+    let run = running.finish(SOON);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(scratch.processes().is_empty(), "{:?}", scratch.processes());
+}
+
 // 4. Who decides success (SPEC §5).
 
 #[test]
@@ -1067,7 +1107,10 @@ fn job_waits_for_gpus_held_by_another_run() {
             .contains(&format!("trainctl: Created: {waiting}\n"))
             .then_some(())
     });
-    let stored = wait_for("job b in the store", SOON, || stored_job(&scratch, "b"));
+    // The store hears of a change within the runner's write delay, after the terminal.
+    let stored = wait_for("job b's condition in the store", SOON, || {
+        stored_job(&scratch, "b").filter(|job| job.pointer("/status/conditions").is_some())
+    });
     assert_eq!(
         conditions(&stored),
         expect_conditions(&[("Created", "True", "TFJobCreated", waiting)])

@@ -55,6 +55,10 @@ const KILL_MARGIN: Duration = Duration::from_secs(5);
 /// At most this many reconciles in a row without waiting for anything, against a plan that never
 /// settles.
 const MAX_IMMEDIATE_RECONCILES: usize = 100;
+/// How long a change waits before it is written, so that what follows it at once goes in the
+/// same write: replicas that exit right after they start, exits that come one after another.
+/// The store lags by this much at most; the watchdog hears of every process at once.
+const WRITE_DELAY: Duration = Duration::from_millis(5);
 
 /// How a run's replicas relate to the trainctl process that runs them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,6 +273,7 @@ async fn drive_record(
         dirty: BTreeSet::new(),
         job_changed: false,
         new_events: Vec::new(),
+        write_due: None,
         adopted: false,
     };
     if taken_over && matches!(settings.supervision, Supervision::Detached { .. }) {
@@ -324,6 +329,8 @@ struct Runner<'a> {
     job_changed: bool,
     /// Events the store has not seen yet.
     new_events: Vec<EventRecord>,
+    /// When the changes the store has not seen yet are to be written.
+    write_due: Option<Instant>,
     /// Whether replicas were taken over from a server that died: their leftovers are not this
     /// process's descendants.
     adopted: bool,
@@ -391,7 +398,7 @@ impl Runner<'_> {
                 continue;
             }
             immediate = 0;
-            self.flush(store)?;
+            self.write_when_due(store)?;
             let timer = self.next_timer();
             let waits_in_queue = !self.admitted && turn.is_some();
             let wake = tokio::select! {
@@ -481,14 +488,11 @@ impl Runner<'_> {
         Ok(end)
     }
 
-    /// The end of every run: the outcome on record before the replicas still running are
-    /// stopped (which can take their grace period), then their ends and the resources given
-    /// back, in one write.
+    /// The end of every run: the replicas still running are stopped, then the outcome, their
+    /// ends and the resources given back go in one write. A stop that takes longer than
+    /// [`WRITE_DELAY`] (a grace period) has the outcome written first.
     async fn wind_down(&mut self, store: &mut Store) -> Result<(), RunError> {
-        if !self.exits.is_empty() {
-            self.flush(store)?;
-        }
-        self.stop_all().await;
+        self.stop_all(store).await?;
         self.write_changes(store, true)
     }
 
@@ -759,7 +763,8 @@ impl Runner<'_> {
         }
     }
 
-    /// The earliest of: a restart due, a kill due, the engine's requeue, the next admission try.
+    /// The earliest of: a restart due, a kill due, the engine's requeue, the next admission try,
+    /// the next write.
     fn next_timer(&self) -> Option<Instant> {
         let pods = self.pods.values().filter_map(|pod| {
             if pod.running.is_some() {
@@ -769,7 +774,10 @@ impl Runner<'_> {
             }
         });
         let admission = (!self.admitted).then(|| Instant::now() + self.settings.admission_poll);
-        pods.chain(self.requeue_at).chain(admission).min()
+        pods.chain(self.requeue_at)
+            .chain(admission)
+            .chain(self.write_due)
+            .min()
     }
 
     /// Records that the user stopped the run: the job fails with reason `Interrupted`.
@@ -834,8 +842,10 @@ impl Runner<'_> {
     }
 
     /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
-    /// period (at once on a second Ctrl-C); marks them stopped for the write that follows.
-    async fn stop_all(&mut self) {
+    /// period (at once on a second Ctrl-C); marks them stopped for the write that follows. Once
+    /// the stop has taken [`WRITE_DELAY`], what is known is written: the outcome does not wait
+    /// for a grace period.
+    async fn stop_all(&mut self, store: &mut Store) -> Result<(), RunError> {
         let now = Instant::now();
         let slots: Vec<ReplicaSlot> = self.pods.keys().cloned().collect();
         for slot in &slots {
@@ -860,6 +870,7 @@ impl Runner<'_> {
             }
             self.dirty.insert(slot.clone());
         }
+        let mut write_at = Some(Instant::now() + WRITE_DELAY);
         while !self.exits.is_empty() {
             let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
             tokio::select! {
@@ -876,6 +887,10 @@ impl Runner<'_> {
                     self.dirty.insert(exit.slot.clone());
                 }
                 () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
+                () = sleep_until(write_at) => {
+                    write_at = None;
+                    self.flush(store)?;
+                }
                 _ = self.stops.recv() => self.kill_all(),
             }
         }
@@ -887,6 +902,7 @@ impl Runner<'_> {
         if let Some(watchdog) = &mut self.watchdog {
             watchdog.done();
         }
+        Ok(())
     }
 
     fn kill_all(&mut self) {
@@ -908,6 +924,24 @@ impl Runner<'_> {
             message: event.message.clone(),
             object: None,
         });
+    }
+
+    /// Sends the watchdog what it has not heard yet, and writes what changed once the oldest
+    /// change has waited [`WRITE_DELAY`].
+    fn write_when_due(&mut self, store: &mut Store) -> Result<(), RunError> {
+        if let Some(watchdog) = &mut self.watchdog {
+            watchdog.flush();
+        }
+        if self.dirty.is_empty() && !self.job_changed && self.new_events.is_empty() {
+            return Ok(());
+        }
+        let due = *self
+            .write_due
+            .get_or_insert_with(|| Instant::now() + WRITE_DELAY);
+        if due <= Instant::now() {
+            self.flush(store)?;
+        }
+        Ok(())
     }
 
     /// Writes what changed since the last flush (job object, events, replica records) in one
@@ -941,6 +975,7 @@ impl Runner<'_> {
         self.dirty.clear();
         self.job_changed = false;
         self.new_events.clear();
+        self.write_due = None;
         Ok(())
     }
 
