@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use support::{
-    Scratch, conditions, env_lines, expect_conditions, expect_counts, lines_after, ran_then,
+    Run, Scratch, conditions, env_lines, expect_conditions, expect_counts, lines_after, ran_then,
     replica_counts, signal, summary, table, wait_for,
 };
 
@@ -1689,6 +1689,42 @@ echo "from $INDEX""#;
         all.stdout,
         "worker-0 | from 0\nworker-1 | one of worker-1\nworker-1 | two of worker-1\nworker-1 | from 1\n"
     );
+}
+
+#[test]
+fn running_a_job_again_replaces_its_record_and_removes_the_old_logs() {
+    let scratch = Scratch::new("again");
+    let job = |words: &str| {
+        tfjob(
+            "again",
+            &[],
+            &[replicas("Worker", 1, "Never", &format!("echo {words}"))],
+        )
+    };
+    let first = scratch.write("first.yaml", &job("first run"));
+    let second = scratch.write("second.yaml", &job("second run"));
+    let uid = |run: &Run| {
+        run.json()["metadata"]["uid"]
+            .as_str()
+            .expect("a uid")
+            .to_owned()
+    };
+    let run = scratch.run(&first, &["-q", "-o", "json"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    let old_logs = scratch.state_dir().join("logs").join(uid(&run));
+    assert!(old_logs.join("worker-0.log").exists());
+
+    let run = scratch.run(&second, &["-q", "-o", "json"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    // The watchdog removes the replaced run's logs when the CPU is idle.
+    wait_for("the first run's logs to be removed", SOON, || {
+        (!old_logs.exists()).then_some(())
+    });
+    let new_logs = scratch.state_dir().join("logs").join(uid(&run));
+    assert!(new_logs.join("worker-0.log").exists());
+    assert_eq!(replica_log(&scratch, "again", "worker-0"), "second run\n");
+    let get = scratch.trainctl(&["get"]);
+    assert_eq!(table(&get.stdout).len(), 1, "{get}");
 }
 
 #[test]

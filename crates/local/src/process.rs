@@ -383,6 +383,19 @@ impl Watchdog {
         self.say(&format!("ended {pgid}"));
     }
 
+    /// Hands the watchdog a directory to remove (a replaced run's logs), at once: it removes it
+    /// on CPU that nothing else wants, even if trainctl dies meanwhile. `false` when it cannot
+    /// take it (the watchdog is gone, or the path is not one line of UTF-8): the caller removes
+    /// the directory itself.
+    pub fn remove_dir(&mut self, dir: &Path) -> bool {
+        let Some(dir) = dir.to_str().filter(|dir| !dir.contains('\n')) else {
+            return false;
+        };
+        self.say(&format!("remove {dir}"));
+        self.flush();
+        self.input.is_some()
+    }
+
     /// Tells the watchdog that every replica was stopped; it exits.
     pub fn done(&mut self) {
         self.say("done");

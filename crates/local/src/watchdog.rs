@@ -11,6 +11,8 @@
 //! - `job UID`: the job it guards, before any replica starts;
 //! - `group PGID GRACE`: a replica's process group started, with its grace period in seconds;
 //! - `ended PGID`: that group is gone;
+//! - `remove DIR`: a directory to remove (the logs of the run this job replaced), the rest of
+//!   the line: work that can wait for idle CPU, done even if `trainctl` dies;
 //! - `done`: `trainctl` stopped everything itself; the watchdog exits.
 //!
 //! When the pipe closes without `done`, the watchdog does what `trainctl` would have done: it sends
@@ -54,6 +56,11 @@ pub fn run(input: impl BufRead) -> io::Result<()> {
     let mut groups: BTreeMap<i32, Duration> = BTreeMap::new();
     for line in input.lines() {
         let line = line?;
+        if let Some(dir) = line.strip_prefix("remove ") {
+            // Gone already, or never made: nothing to do.
+            let _ = std::fs::remove_dir_all(dir);
+            continue;
+        }
         let mut words = line.split_whitespace();
         match (words.next(), words.next(), words.next()) {
             (Some("done"), None, None) => return Ok(()),
@@ -198,6 +205,23 @@ mod tests {
     #[test]
     fn a_closed_pipe_before_the_job_is_known_stops_nothing() {
         assert_left_alone(|_| String::new());
+    }
+
+    #[test]
+    fn remove_removes_the_directory_and_a_missing_one_is_no_error() {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let logs = temp.path().join("logs with spaces").join("uid");
+        std::fs::create_dir_all(&logs).expect("mkdir");
+        std::fs::write(logs.join("worker-0.log"), "output\n").expect("write");
+        let missing = temp.path().join("never made");
+        let input = format!(
+            "remove {}\nremove {}\ndone\n",
+            missing.display(),
+            logs.display()
+        );
+        run(input.as_bytes()).expect("runs");
+        assert!(!logs.exists());
+        assert!(temp.path().join("logs with spaces").exists());
     }
 
     #[test]

@@ -157,7 +157,11 @@ pub async fn run(
     watchdog.guard(&record.uid);
     let replaced = store.insert_job(&record)?;
     if let Some(old) = replaced.uid {
-        let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+        // The replaced run's logs go with its record; the watchdog removes them off this path.
+        let dir = store.logs_dir(&old);
+        if !watchdog.remove_dir(&dir) {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
     let oversight = Oversight {
         stops,
