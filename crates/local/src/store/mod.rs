@@ -225,6 +225,23 @@ mod tests {
     }
 
     #[test]
+    fn opening_an_up_to_date_database_does_not_wait_for_a_writer() {
+        let temp = state_dir();
+        drop(Store::open(temp.path()).expect("create"));
+        let writer = Connection::open(temp.path().join(DATABASE_FILE)).expect("open");
+        writer
+            .execute_batch("BEGIN IMMEDIATE")
+            .expect("take the write lock");
+        // A migration check under the write lock would wait for it, then fail as busy.
+        let store = Store::open(temp.path()).expect("open while another process writes");
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
+        );
+        writer.execute_batch("ROLLBACK").expect("release");
+    }
+
+    #[test]
     fn concurrent_first_opens_all_succeed_and_migrate_once() {
         // One race in a few dozen used to lose the switch to WAL ("database is locked"): many
         // rounds, so that the test fails when the retry is gone.

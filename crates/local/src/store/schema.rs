@@ -122,9 +122,18 @@ pub const MIGRATIONS: &[&str] = &[
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 
 /// Applies the missing migrations, each in its own transaction. Safe against another process
-/// migrating the same file at the same time: the version is re-read under the write lock.
+/// migrating the same file at the same time: the version is re-read under the write lock. A
+/// database already up to date is only read: every command opens the store, and the write lock
+/// would make it wait for any other process writing.
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let known = SCHEMA_VERSION;
+    let current = user_version(conn).map_err(|source| StoreError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
+    if current == known {
+        return Ok(());
+    }
     loop {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
