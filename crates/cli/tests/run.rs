@@ -483,21 +483,27 @@ fn active_deadline_fails_the_job_on_time_and_stops_its_replicas() {
     assert!(scratch.processes().is_empty(), "{:?}", scratch.processes());
 }
 
+/// A TFJob `name` whose chief succeeds once its worker is up; the worker ignores `SIGTERM`, so
+/// that stopping it takes its whole grace period (1 s).
+fn chief_and_a_worker_that_ignores_sigterm(name: &str) -> String {
+    let chief = "until [ -e worker-up ]; do sleep 0.01; done";
+    let worker = "trap '' TERM\ntouch worker-up\nsleep 300";
+    tfjob(
+        name,
+        &[],
+        &[
+            replicas("Chief", 1, "Never", chief),
+            replicas("Worker", 1, "Never", worker),
+        ],
+    )
+}
+
 #[test]
 fn a_replica_that_ignores_sigterm_is_killed_after_its_grace_period() {
     let scratch = Scratch::new("grace");
-    let chief = "until [ -e worker-up ]; do sleep 0.01; done";
-    let worker = "trap '' TERM\ntouch worker-up\nsleep 300";
     let manifest = scratch.write(
         "job.yaml",
-        &tfjob(
-            "grace",
-            &[],
-            &[
-                replicas("Chief", 1, "Never", chief),
-                replicas("Worker", 1, "Never", worker),
-            ],
-        ),
+        &chief_and_a_worker_that_ignores_sigterm("grace"),
     );
     let started = Instant::now();
     let run = scratch.run(&manifest, &["-q"]);
@@ -521,19 +527,9 @@ fn a_replica_that_ignores_sigterm_is_killed_after_its_grace_period() {
 #[test]
 fn the_outcome_is_stored_before_a_replica_has_used_its_grace_period() {
     let scratch = Scratch::new("outcome-first");
-    let chief = "until [ -e worker-up ]; do sleep 0.01; done";
-    let worker = "trap '' TERM\ntouch worker-up\nsleep 300";
     let manifest = scratch.write(
         "job.yaml",
-        &tfjob(
-            "patient",
-            &[],
-            &[
-                replicas("Chief", 1, "Never", chief),
-                replicas("Worker", 1, "Never", worker),
-            ],
-        )
-        .replace(
+        &chief_and_a_worker_that_ignores_sigterm("patient").replace(
             "terminationGracePeriodSeconds: 1",
             "terminationGracePeriodSeconds: 30",
         ),

@@ -111,6 +111,28 @@ pub(super) fn pending_replica(
     }
 }
 
+/// The same replica as [`pending_replica`] after it failed, every field set: run by this
+/// process, restarted twice, killed for memory after 5 s.
+pub(super) fn failed_replica(
+    job_uid: &str,
+    replica_type: ReplicaType,
+    index: i32,
+) -> ReplicaRecord {
+    let started = Timestamp::now();
+    ReplicaRecord {
+        state: ReplicaState::Failed,
+        pid: Some(ProcessIdentity::current()),
+        gpus: vec![1, 3],
+        restarts: 2,
+        pod_restarts: 1,
+        exit_code: Some(137),
+        reason: Some("OOMKilled".to_owned()),
+        started_at: Some(started),
+        finished_at: Some(started + jiff::SignedDuration::from_secs(5)),
+        ..pending_replica(job_uid, replica_type, index)
+    }
+}
+
 /// A `Normal` event with this reason, now.
 pub(super) fn event(reason: &str) -> EventRecord {
     EventRecord {

@@ -191,20 +191,8 @@ mod tests {
         };
         let record = fixtures::job_record("mnist", None);
         let _ = old.insert_job(&record).expect("insert");
-        let started = jiff::Timestamp::now();
         let replicas = [
-            ReplicaRecord {
-                state: ReplicaState::Failed,
-                pid: Some(crate::process_identity::ProcessIdentity::current()),
-                gpus: vec![0, 2],
-                restarts: 2,
-                pod_restarts: 1,
-                exit_code: Some(137),
-                reason: Some("OOMKilled".to_owned()),
-                started_at: Some(started),
-                finished_at: Some(started + jiff::SignedDuration::from_secs(5)),
-                ..fixtures::pending_replica(&record.uid, trainctl_api::ReplicaType::Worker, 0)
-            },
+            fixtures::failed_replica(&record.uid, trainctl_api::ReplicaType::Worker, 0),
             fixtures::pending_replica(&record.uid, trainctl_api::ReplicaType::Worker, 1),
         ];
         for replica in &replicas {

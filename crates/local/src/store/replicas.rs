@@ -180,12 +180,8 @@ pub(super) fn upsert(
 
 #[cfg(test)]
 mod tests {
-    use jiff::Timestamp;
-
     use super::*;
-    use crate::process_identity::ProcessIdentity;
-    use crate::store::ReplicaState;
-    use crate::store::fixtures::{job_record, pending_replica, state_dir};
+    use crate::store::fixtures::{failed_replica, job_record, pending_replica, state_dir};
 
     #[test]
     fn upsert_replica_rewrites_the_same_slot() {
@@ -196,19 +192,7 @@ mod tests {
         let first = pending_replica(&job.uid, ReplicaType::Worker, 0);
         store.upsert_replica(&first).expect("insert");
 
-        let started = Timestamp::now();
-        let failed = ReplicaRecord {
-            state: ReplicaState::Failed,
-            pid: Some(ProcessIdentity::current()),
-            gpus: vec![1, 3],
-            restarts: 2,
-            pod_restarts: 1,
-            exit_code: Some(137),
-            reason: Some("OOMKilled".to_owned()),
-            started_at: Some(started),
-            finished_at: Some(started + jiff::SignedDuration::from_secs(5)),
-            ..first
-        };
+        let failed = failed_replica(&job.uid, ReplicaType::Worker, 0);
         store.upsert_replica(&failed).expect("update");
 
         assert_eq!(store.replicas(&job.uid).expect("read"), vec![failed]);

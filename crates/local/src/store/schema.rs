@@ -127,24 +127,18 @@ pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
 /// would make it wait for any other process writing.
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let known = SCHEMA_VERSION;
-    let current = user_version(conn).map_err(|source| StoreError::Open {
+    let open_error = |source| StoreError::Open {
         path: path.to_owned(),
         source,
-    })?;
-    if current == known {
+    };
+    if user_version(conn).map_err(open_error)? == known {
         return Ok(());
     }
     loop {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| StoreError::Open {
-                path: path.to_owned(),
-                source,
-            })?;
-        let found = user_version(&tx).map_err(|source| StoreError::Open {
-            path: path.to_owned(),
-            source,
-        })?;
+            .map_err(open_error)?;
+        let found = user_version(&tx).map_err(open_error)?;
         if found > known {
             return Err(StoreError::TooNew {
                 path: path.to_owned(),
