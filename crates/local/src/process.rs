@@ -24,7 +24,7 @@ use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
@@ -442,18 +442,39 @@ pub fn signal_group(pgid: i32, signal: Signal) {
     let _ = killpg(Pid::from_raw(pgid), signal);
 }
 
-/// Kills every process marked with the job's uid.
+/// How long killing a job's marked processes waits for them to be gone: a process that does not
+/// end by then is in the kernel's hands (an uninterruptible wait), and no signal can do more.
+const MARKED_GONE_WITHIN: Duration = Duration::from_secs(1);
+
+/// How often killing a job's marked processes looks whether they are gone.
+const MARKED_POLL: Duration = Duration::from_millis(1);
+
+/// Kills every process marked with the job's uid, and waits until they are gone.
 pub fn kill_marked(job_uid: &str) {
     kill_marked_where(job_uid, |_| true);
 }
 
 /// Kills the processes marked with the job's uid whose process group `doomed` picks (`None`:
-/// the group could not be read).
+/// the group could not be read), and waits until they are gone, for up to [`MARKED_GONE_WITHIN`].
+///
+/// One look at the process table is not enough: a process may start another between the look
+/// and its `SIGKILL`, and a killed process stays in the table until the scheduler runs it, so
+/// that a `ps` right after `trainctl` exits could still show it. The table is read again until
+/// nothing doomed is left.
 pub fn kill_marked_where(job_uid: &str, doomed: impl Fn(Option<i32>) -> bool) {
-    for pid in crate::watchdog::marked_processes(job_uid) {
-        if doomed(process_identity::process_group(pid.as_raw())) {
+    let deadline = Instant::now() + MARKED_GONE_WITHIN;
+    loop {
+        let left: Vec<Pid> = crate::watchdog::marked_processes(job_uid)
+            .into_iter()
+            .filter(|pid| doomed(process_identity::process_group(pid.as_raw())))
+            .collect();
+        if left.is_empty() || Instant::now() >= deadline {
+            return;
+        }
+        for pid in left {
             let _ = kill(pid, Signal::SIGKILL);
         }
+        thread::sleep(MARKED_POLL);
     }
 }
 
@@ -468,4 +489,31 @@ fn children() -> Option<Vec<i32>> {
         );
     }
     Some(children)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watchdog::{MARKER_ENV, marked_processes};
+
+    #[test]
+    fn killing_a_jobs_processes_leaves_none_even_while_they_start_more() {
+        let uid = uuid::Uuid::new_v4().to_string();
+        // A marked process that starts a marked `sleep` in a session of its own every
+        // millisecond: what one look at the process table finds is never all of them.
+        let mut starter = Command::new("sh")
+            .args(["-c", "while :; do setsid sleep 30 & sleep 0.001; done"])
+            .env(MARKER_ENV, &uid)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("sh starts");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while marked_processes(&uid).len() < 5 {
+            assert!(Instant::now() < deadline, "the sleeps never started");
+            thread::sleep(Duration::from_millis(1));
+        }
+        kill_marked(&uid);
+        assert_eq!(marked_processes(&uid), []);
+        starter.wait().expect("reaped");
+    }
 }
