@@ -35,6 +35,7 @@ use thread_priority::unix::{
     thread_native_id,
 };
 
+use crate::process::kill_marked;
 use crate::process_identity;
 
 /// The variable `trainctl` adds to every replica's environment: the job's uid. It marks the
@@ -106,15 +107,23 @@ fn stop_everything(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>) {
     while Instant::now() < deadline && anything_left(job_uid, groups) {
         thread::sleep(POLL);
     }
-    signal_all(job_uid, groups, Signal::SIGKILL);
+    signal_groups(groups, Signal::SIGKILL);
+    if let Some(uid) = job_uid {
+        // Until none is left: one look misses what starts meanwhile (see `kill_marked`).
+        kill_marked(uid);
+    }
 }
 
 fn signal_all(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>, signal: Signal) {
-    for &pgid in groups.keys() {
-        let _ = killpg(Pid::from_raw(pgid), signal);
-    }
+    signal_groups(groups, signal);
     for pid in job_uid.map(marked_processes).unwrap_or_default() {
         let _ = kill(pid, signal);
+    }
+}
+
+fn signal_groups(groups: &BTreeMap<i32, Duration>, signal: Signal) {
+    for &pgid in groups.keys() {
+        let _ = killpg(Pid::from_raw(pgid), signal);
     }
 }
 
