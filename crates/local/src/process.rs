@@ -468,11 +468,14 @@ pub fn kill_marked_where(job_uid: &str, doomed: impl Fn(Option<i32>) -> bool) {
             .into_iter()
             .filter(|pid| doomed(process_identity::process_group(pid.as_raw())))
             .collect();
-        if left.is_empty() || Instant::now() >= deadline {
+        if left.is_empty() {
             return;
         }
         for pid in left {
             let _ = kill(pid, Signal::SIGKILL);
+        }
+        if Instant::now() >= deadline {
+            return;
         }
         thread::sleep(MARKED_POLL);
     }
