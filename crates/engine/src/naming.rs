@@ -73,10 +73,24 @@ pub fn pod_labels(
     index: i32,
 ) -> BTreeMap<String, String> {
     let mut labels = service_labels(job, replica_type, index);
+    if *replica_type == ReplicaType::Launcher {
+        // MPI's single launcher has no index, as upstream's has no index label.
+        labels.remove(REPLICA_INDEX_LABEL);
+    }
     if is_master_role(job.kind(), job.replica_specs(), replica_type, index) {
         labels.insert(JOB_ROLE_LABEL.to_owned(), MASTER_ROLE.to_owned());
     }
     labels
+}
+
+/// The index of the replica a pod or service stands for, from its labels: the index label, or
+/// 0 for the MPI launcher, which has none.
+#[must_use]
+pub fn replica_index(replica_type: &ReplicaType, labels: &BTreeMap<String, String>) -> Option<i32> {
+    match labels.get(REPLICA_INDEX_LABEL) {
+        Some(index) => index.parse().ok(),
+        None => (*replica_type == ReplicaType::Launcher).then_some(0),
+    }
 }
 
 /// Whether a replica plays the master role (SPEC §3).
@@ -174,6 +188,25 @@ spec:
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
         assert_eq!(labels, expected);
+    }
+
+    #[test]
+    fn mpi_launcher_has_no_index_label_and_reads_as_index_zero() {
+        let job = load_job(
+            "apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: pi}\nspec:\n  mpiReplicaSpecs:\n    Launcher:\n      template: {spec: {containers: [{name: m, image: i}]}}\n    Worker:\n      replicas: 2\n      template: {spec: {containers: [{name: m, image: i}]}}\n",
+        );
+        let launcher = pod_labels(&job, &ReplicaType::Launcher, 0);
+        assert_eq!(launcher.get(REPLICA_INDEX_LABEL), None);
+        assert_eq!(replica_index(&ReplicaType::Launcher, &launcher), Some(0));
+        let worker = pod_labels(&job, &ReplicaType::Worker, 1);
+        assert_eq!(
+            worker.get(REPLICA_INDEX_LABEL).map(String::as_str),
+            Some("1")
+        );
+        assert_eq!(replica_index(&ReplicaType::Worker, &worker), Some(1));
+        let mut unlabelled = worker;
+        unlabelled.remove(REPLICA_INDEX_LABEL);
+        assert_eq!(replica_index(&ReplicaType::Worker, &unlabelled), None);
     }
 
     #[test]

@@ -535,20 +535,24 @@ fn any_pod() -> impl Strategy<Value = ObservedReplica> {
         ],
         proptest::option::of(any::<i32>()),
         proptest::option::of("[A-Za-z]{0,12}"),
+        proptest::option::of("[A-Za-z \"]{0,24}"),
         any::<i32>(),
         any::<bool>(),
         proptest::option::of(-1_000_000_i64..1_000_000),
     )
         .prop_map(
-            |(phase, exit_code, reason, restart_count, deleting, finished)| ObservedReplica {
-                phase,
-                exit_code,
-                reason,
-                restart_count,
-                deleting,
-                started_at: None,
-                finished_at: finished
-                    .and_then(|s| T0.checked_add(SignedDuration::from_secs(s)).ok()),
+            |(phase, exit_code, reason, message, restart_count, deleting, finished)| {
+                ObservedReplica {
+                    phase,
+                    exit_code,
+                    reason,
+                    message,
+                    restart_count,
+                    deleting,
+                    started_at: None,
+                    finished_at: finished
+                        .and_then(|s| T0.checked_add(SignedDuration::from_secs(s)).ok()),
+                }
             },
         )
 }

@@ -51,8 +51,9 @@ fn status(plan: &Plan) -> &JobStatus {
     plan.status.as_ref().expect("the plan writes a status")
 }
 
+/// Upstream's counts: only running pods are active; a pending pod is in no count.
 #[test]
-fn replica_statuses_count_pending_and_running_as_active_and_terminating_running_as_failed() {
+fn replica_statuses_count_running_as_active_and_terminating_running_as_failed() {
     let job = pytorch(4, "");
     let observed = Observed::with_pods([
         (slot(ReplicaType::Master, 0), pod(PodPhase::Running)),
@@ -79,7 +80,7 @@ fn replica_statuses_count_pending_and_running_as_active_and_terminating_running_
     let workers = &status(&plan).replica_statuses[&ReplicaType::Worker];
     assert_eq!(
         (workers.active, workers.succeeded, workers.failed),
-        (1, 1, 1)
+        (0, 1, 1)
     );
     assert_eq!(
         workers.selector,
@@ -89,6 +90,41 @@ fn replica_statuses_count_pending_and_running_as_active_and_terminating_running_
     );
     let master = &status(&plan).replica_statuses[&ReplicaType::Master];
     assert_eq!((master.active, master.succeeded, master.failed), (1, 0, 0));
+}
+
+/// A pod the scheduler cannot place: the Created condition and the Pending event say why, in
+/// the scheduler's words, not only that it is `Unschedulable`.
+#[test]
+fn an_unschedulable_pod_shows_the_schedulers_why() {
+    let job = pytorch(1, "");
+    let why = "0/1 nodes are available: persistentvolumeclaim \"tfevent-volume\" not found.";
+    let observed = Observed::with_pods([
+        (slot(ReplicaType::Master, 0), pod(PodPhase::Running)),
+        (
+            slot(ReplicaType::Worker, 0),
+            ObservedReplica {
+                reason: Some("Unschedulable".to_owned()),
+                message: Some(why.to_owned()),
+                ..pod(PodPhase::Pending)
+            },
+        ),
+    ]);
+    let plan = reconcile(&job, &observed, T0);
+    let expected = format!("bert-worker-0 is pending (Unschedulable: {why})");
+    let created = status(&plan)
+        .condition(JobConditionType::Created)
+        .expect("the job is created");
+    assert_eq!(
+        created.message,
+        format!("PyTorchJob bert is created. Pending: {expected}.")
+    );
+    let pending: Vec<&str> = plan
+        .events
+        .iter()
+        .filter(|event| event.reason == "PyTorchJobPending")
+        .map(|event| event.message.as_str())
+        .collect();
+    assert_eq!(pending, [expected.as_str()]);
 }
 
 #[test]

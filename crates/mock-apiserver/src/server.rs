@@ -332,6 +332,16 @@ async fn serve(
         .get("watch")
         .is_some_and(|watch| watch == "true" || watch == "1");
     let verb = Verb::of(method, &target, watching).ok_or(ApiError::MethodNotAllowed)?;
+    // A create is counted, and meets its faults, at the path of the object it creates (as audit
+    // logs name it): `.../pods/mnist-worker-0`, not the collection.
+    let created_path = (verb == Verb::Create)
+        .then(|| serde_json::from_slice::<serde_json::Value>(body).ok())
+        .flatten()
+        .and_then(|object| {
+            let name = object["metadata"]["name"].as_str()?.to_owned();
+            Some(format!("{path}/{name}"))
+        });
+    let path = created_path.as_deref().unwrap_or(path);
     shared.calls.count(verb, path);
     let _in_flight = (verb != Verb::Watch).then(|| shared.in_flight.begin());
     if !shared.latency.is_zero() {

@@ -6,12 +6,17 @@
 //! 2. persist the **restart ledger** the plan moved those pods' restarts into — only once every
 //!    deletion was issued: a deletion that failed is planned, and counted, again; then ensure
 //!    or delete the gang's PodGroup;
-//! 3. **create** the missing services, then pods: server-side apply (field manager
-//!    [`FIELD_MANAGER`], forced) of exactly the objects `trainctl render` prints, a bounded
-//!    number at a time; an MPIJob's ConfigMap and launcher RBAC come first;
+//! 3. **create** the missing services, then pods: a `POST` (field manager [`FIELD_MANAGER`]) of
+//!    exactly the objects `trainctl render` prints, a bounded number at a time, as upstream
+//!    creates them; an MPIJob's ConfigMap and launcher RBAC (server-side applied) come first.
+//!    A create, unlike a server-side apply, takes every pod template the API server validates:
+//!    apply keys lists such as `env`, `ports` and `imagePullSecrets` and refuses a duplicate key
+//!    that validation allows (and upstream's operator relied on). An object that already exists
+//!    (created before the operator restarted) counts as created, without a second event;
 //! 4. write the **status** (server-side apply of the status subresource: fields the engine no
 //!    longer sets, such as a count that fell to zero, are removed);
-//! 5. record the **events**, those of the plan and one per creation and deletion;
+//! 5. record the **events**: each replica exit once (`ExitedWithCode`), those of the plan, and
+//!    one per creation and deletion;
 //! 6. **delete the job** when its TTL after finishing ran out.
 //!
 //! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
@@ -70,6 +75,12 @@ pub async fn apply(
     ctx.metrics
         .transitions(job.namespace(), job.kind(), &plan.transitions);
     let regarding = job::object_reference(job);
+    let uid = job.metadata().uid.as_deref().unwrap_or_default();
+    for exit in ctx.exits.unreported(uid, &plan.exits) {
+        let pod = child_reference(job, "Pod", &exit.slot.name(job.name()));
+        ctx.publish(&regarding, &exit.event, "Reconcile", Some(pod))
+            .await;
+    }
     for event in &plan.events {
         ctx.publish(&regarding, event, "Reconcile", None).await;
     }
@@ -96,7 +107,16 @@ struct Outcome {
     kind: &'static str,
     /// The object's name.
     name: String,
-    result: Result<(), kube::Error>,
+    result: Result<Done, kube::Error>,
+}
+
+/// A creation or deletion that succeeded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Done {
+    /// This call made the change.
+    Changed,
+    /// The object already was as asked (it existed, or was gone): nothing to report.
+    AlreadySo,
 }
 
 /// Creating or deleting a job's children: the event of each outcome, and the error of a failure.
@@ -115,22 +135,24 @@ impl Operation {
         }
     }
 
-    fn event(self, outcome: &Outcome) -> JobEvent {
+    /// The event of an outcome; none when nothing changed.
+    fn event(self, outcome: &Outcome) -> Option<JobEvent> {
         let pod = outcome.kind == "Pod";
-        match (self, &outcome.result) {
-            (Operation::Create, Ok(())) if pod => JobEvent::pod_created(&outcome.name),
-            (Operation::Create, Ok(())) => JobEvent::service_created(&outcome.name),
+        Some(match (self, &outcome.result) {
+            (_, Ok(Done::AlreadySo)) => return None,
+            (Operation::Create, Ok(Done::Changed)) if pod => JobEvent::pod_created(&outcome.name),
+            (Operation::Create, Ok(Done::Changed)) => JobEvent::service_created(&outcome.name),
             (Operation::Create, Err(error)) if pod => {
                 JobEvent::pod_create_failed(&error.to_string())
             }
             (Operation::Create, Err(error)) => JobEvent::service_create_failed(&error.to_string()),
-            (Operation::Delete, Ok(())) if pod => JobEvent::pod_deleted(&outcome.name),
-            (Operation::Delete, Ok(())) => JobEvent::service_deleted(&outcome.name),
+            (Operation::Delete, Ok(Done::Changed)) if pod => JobEvent::pod_deleted(&outcome.name),
+            (Operation::Delete, Ok(Done::Changed)) => JobEvent::service_deleted(&outcome.name),
             (Operation::Delete, Err(error)) if pod => {
                 JobEvent::pod_delete_failed(&error.to_string())
             }
             (Operation::Delete, Err(error)) => JobEvent::service_delete_failed(&error.to_string()),
-        }
+        })
     }
 
     fn error(self, kind: &'static str, name: String, source: kube::Error) -> Error {
@@ -180,9 +202,9 @@ impl<'a> Run<'a> {
     async fn report(&self, operation: Operation, outcomes: Vec<Outcome>) -> Result<(), Error> {
         let events: Vec<(JobEvent, ObjectReference)> = outcomes
             .iter()
-            .map(|outcome| {
+            .filter_map(|outcome| {
                 let related = child_reference(self.job, outcome.kind, &outcome.name);
-                (operation.event(outcome), related)
+                Some((operation.event(outcome)?, related))
             })
             .collect();
         stream::iter(events)
@@ -239,8 +261,8 @@ impl<'a> Run<'a> {
         let services = pick(self.job, objects.services, services).into_iter();
         let pods = pick(self.job, objects.pods, pods).into_iter();
         let creations = services
-            .map(|service| Either::Left(apply_one(&self.services, "Service", service)))
-            .chain(pods.map(|pod| Either::Right(apply_one(&self.pods, "Pod", pod))))
+            .map(|service| Either::Left(create_one(&self.services, "Service", service)))
+            .chain(pods.map(|pod| Either::Right(create_one(&self.pods, "Pod", pod))))
             .collect();
         self.report(Operation::Create, in_parallel(creations).await)
             .await
@@ -373,7 +395,25 @@ where
     let result = api
         .patch(&name, &apply_params(), &Patch::Apply(&object))
         .await
-        .map(drop);
+        .map(|_| Done::Changed);
+    Outcome { kind, name, result }
+}
+
+/// Creates one object of `kind`; one that already exists counts as created.
+async fn create_one<K>(api: &Api<K>, kind: &'static str, object: K) -> Outcome
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let name = object.name_any();
+    let params = PostParams {
+        dry_run: false,
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+    };
+    let result = match api.create(&params, &object).await {
+        Ok(_) => Ok(Done::Changed),
+        Err(kube::Error::Api(status)) if status.is_already_exists() => Ok(Done::AlreadySo),
+        Err(error) => Err(error),
+    };
     Outcome { kind, name, result }
 }
 
@@ -383,8 +423,8 @@ where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
     let result = match api.delete(&name, &DeleteParams::default()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Ok(_) => Ok(Done::Changed),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Done::AlreadySo),
         Err(error) => Err(error),
     };
     Outcome { kind, name, result }

@@ -9,6 +9,7 @@ use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 use trainctl_engine::reconcile::JobEvent;
 
+use crate::exits::ReportedExits;
 use crate::metrics::Metrics;
 
 /// The client, the event recorder, the metrics and the operator's settings for the objects it
@@ -25,6 +26,8 @@ pub struct Context {
     pub reporter: Reporter,
     /// The metrics reconciles count into.
     pub metrics: Arc<Metrics>,
+    /// The replica exits already reported.
+    pub exits: Arc<ReportedExits>,
 }
 
 impl Context {
@@ -42,6 +45,7 @@ impl Context {
             build,
             reporter,
             metrics: Arc::default(),
+            exits: Arc::default(),
         }
     }
 

@@ -245,6 +245,8 @@ pub async fn reconcile_at(
 ) -> Result<Action, Error> {
     if object.meta().deletion_timestamp.is_some() {
         // Kubernetes collects the children through their owner references.
+        ctx.exits
+            .forget(object.meta().uid.as_deref().unwrap_or_default());
         return Ok(Action::await_change());
     }
     let job = match job::read(kind, object) {

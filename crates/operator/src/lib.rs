@@ -10,8 +10,9 @@
 //! 3. **observe**: translate the Pods and Services into the engine's [`Observed`] —
 //!    [`observe`] (pure);
 //! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
-//! 5. **apply** the plan: server-side apply of the objects `trainctl render` prints, deletions,
-//!    the status subresource, events, the job's deletion after its TTL — [`apply`].
+//! 5. **apply** the plan: creation of the objects `trainctl render` prints, deletions, the
+//!    status subresource, events (each replica exit once: [`exits`]), the job's deletion after
+//!    its TTL — [`apply`].
 //!
 //! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
 //! half-way is simply run again.
@@ -31,6 +32,7 @@ pub mod connect;
 pub mod context;
 pub mod controller;
 pub mod error;
+pub mod exits;
 pub mod gang;
 pub mod health;
 pub mod http;

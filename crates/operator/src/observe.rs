@@ -8,7 +8,7 @@
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Pod, PodStatus, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, TrainingJob};
-use trainctl_engine::naming::{REPLICA_INDEX_LABEL, REPLICA_TYPE_LABEL};
+use trainctl_engine::naming::{REPLICA_TYPE_LABEL, replica_index};
 use trainctl_engine::{Observed, ObservedReplica, PodPhase, ReplicaSlot};
 
 /// Container waiting reasons that are the normal way to start, not a reason to wait.
@@ -47,7 +47,7 @@ fn slot_of(job: &TrainingJob, metadata: &ObjectMeta) -> Option<ReplicaSlot> {
     }
     let labels = metadata.labels.as_ref()?;
     let replica_type = ReplicaType::parse(labels.get(REPLICA_TYPE_LABEL)?);
-    let index = labels.get(REPLICA_INDEX_LABEL)?.parse().ok()?;
+    let index = replica_index(&replica_type, labels)?;
     let slot = ReplicaSlot::new(replica_type, index);
     (metadata.name.as_deref() == Some(slot.name(job.name()).as_str())).then_some(slot)
 }
@@ -74,10 +74,12 @@ fn observe_pod(job: &TrainingJob, pod: &Pod) -> ObservedReplica {
     let state = framework.and_then(|container| container.state.as_ref());
     let terminated = state.and_then(|state| state.terminated.as_ref());
     let running = state.and_then(|state| state.running.as_ref());
+    let why = why_pending(&status, containers);
     ObservedReplica {
         phase: phase(&status),
         exit_code: terminated.map(|terminated| terminated.exit_code),
-        reason: reason(&status, containers),
+        reason: why.as_ref().map(|why| why.reason.clone()),
+        message: why.and_then(|why| why.message),
         restart_count: containers
             .iter()
             .map(|container| container.restart_count)
@@ -116,23 +118,51 @@ fn phase(status: &PodStatus) -> PodPhase {
     }
 }
 
+/// A reason Kubernetes gives for a pod's state, and what it said with it.
+struct Why {
+    reason: String,
+    message: Option<String>,
+}
+
+impl Why {
+    fn new(reason: Option<&String>, message: Option<&String>) -> Option<Why> {
+        Some(Why {
+            reason: reason?.clone(),
+            message: message.filter(|message| !message.is_empty()).cloned(),
+        })
+    }
+}
+
 /// Why the pod is where it is, when Kubernetes says something worth showing: the pod's own
 /// reason (`Evicted`), a container that cannot start (`ImagePullBackOff`) or was killed
-/// (`OOMKilled`), or the scheduler's (`Unschedulable`).
-fn reason(status: &PodStatus, containers: &[ContainerStatus]) -> Option<String> {
-    let container_reason = |state: &ContainerState| {
-        state
+/// (`OOMKilled`), or the scheduler's (`Unschedulable`, with its why:
+/// `persistentvolumeclaim "tfevent-volume" not found`).
+fn why_pending(status: &PodStatus, containers: &[ContainerStatus]) -> Option<Why> {
+    let container_why = |state: &ContainerState| {
+        let waiting = state
             .waiting
             .as_ref()
-            .and_then(|waiting| waiting.reason.clone())
-            .filter(|reason| !STARTING_REASONS.contains(&reason.as_str()))
-            .or_else(|| {
-                state
-                    .terminated
-                    .as_ref()
-                    .and_then(|terminated| terminated.reason.clone())
-                    .filter(|reason| reason != "Error" && reason != "Completed")
+            .filter(|waiting| {
+                waiting
+                    .reason
+                    .as_deref()
+                    .is_some_and(|reason| !STARTING_REASONS.contains(&reason))
             })
+            .and_then(|waiting| Why::new(waiting.reason.as_ref(), waiting.message.as_ref()));
+        waiting.or_else(|| {
+            state
+                .terminated
+                .as_ref()
+                .filter(|terminated| {
+                    terminated
+                        .reason
+                        .as_deref()
+                        .is_some_and(|reason| reason != "Error" && reason != "Completed")
+                })
+                .and_then(|terminated| {
+                    Why::new(terminated.reason.as_ref(), terminated.message.as_ref())
+                })
+        })
     };
     let unschedulable = || {
         status
@@ -140,16 +170,14 @@ fn reason(status: &PodStatus, containers: &[ContainerStatus]) -> Option<String> 
             .iter()
             .flatten()
             .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
-            .and_then(|condition| condition.reason.clone())
+            .and_then(|condition| Why::new(condition.reason.as_ref(), condition.message.as_ref()))
     };
-    status
-        .reason
-        .clone()
+    Why::new(status.reason.as_ref(), status.message.as_ref())
         .or_else(|| {
             containers
                 .iter()
                 .filter_map(|container| container.state.as_ref())
-                .find_map(container_reason)
+                .find_map(container_why)
         })
         .or_else(unschedulable)
 }
@@ -252,22 +280,26 @@ mod tests {
             &job,
             "mnist-chief-0",
             json!({"phase": "Pending", "conditions": [
-                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}),
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                 "message": "persistentvolumeclaim \"tfevent-volume\" not found"}]}),
         );
         let observed = observe(&job, &[creating, pulling, unschedulable], &[], 0);
-        let reason = |type_, index| {
-            observed.pods[&ReplicaSlot::new(type_, index)]
-                .reason
-                .clone()
+        let why = |type_, index| {
+            let pod = &observed.pods[&ReplicaSlot::new(type_, index)];
+            (pod.reason.clone(), pod.message.clone())
         };
-        assert_eq!(reason(ReplicaType::Worker, 0), None);
+        assert_eq!(why(ReplicaType::Worker, 0), (None, None));
         assert_eq!(
-            reason(ReplicaType::Worker, 1).as_deref(),
-            Some("ImagePullBackOff")
+            why(ReplicaType::Worker, 1),
+            (Some("ImagePullBackOff".to_owned()), None)
         );
+        // The scheduler's why, which the user needs, is kept with its reason.
         assert_eq!(
-            reason(ReplicaType::Chief, 0).as_deref(),
-            Some("Unschedulable")
+            why(ReplicaType::Chief, 0),
+            (
+                Some("Unschedulable".to_owned()),
+                Some("persistentvolumeclaim \"tfevent-volume\" not found".to_owned())
+            )
         );
     }
 

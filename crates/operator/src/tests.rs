@@ -58,15 +58,19 @@ fn assert_lists(sent: &[Sent]) {
     );
 }
 
-/// The server-side applies to `resource` (`pods`, `services`), by name.
+/// The creations of `resource` (`pods`, `services`), by name: a `POST` as our field manager,
+/// as upstream creates them (a server-side apply would refuse templates that a create takes).
 fn applied<'a>(sent: &'a [Sent], resource: &str) -> Vec<(&'a str, &'a Value)> {
-    let prefix = format!("/api/v1/namespaces/ml/{resource}/");
+    let collection = format!("/api/v1/namespaces/ml/{resource}");
     sent.iter()
-        .filter(|s| s.method == Method::PATCH && s.path().starts_with(&prefix))
+        .filter(|s| s.path().starts_with(&collection))
+        .filter(|s| s.method != Method::GET && s.method != Method::DELETE)
         .map(|s| {
-            assert_eq!(s.uri, format!("{}{APPLY}", s.path()));
-            assert_eq!(s.content_type.as_deref(), Some(APPLY_PATCH));
-            (&s.path()[prefix.len()..], &s.body)
+            assert_eq!(s.method, Method::POST, "{} {}", s.method, s.uri);
+            assert_eq!(s.uri, format!("{collection}?&fieldManager=trainctl"));
+            assert_eq!(s.content_type.as_deref(), Some("application/json"));
+            let name = s.body["metadata"]["name"].as_str().unwrap_or_default();
+            (name, &s.body)
         })
         .collect()
 }
@@ -413,8 +417,9 @@ fn failing_pod(
 ) -> impl FnMut(&Sent) -> Answer + Send + 'static {
     let mut answer = cluster(job, vec![], vec![]);
     move |sent: &Sent| {
-        if sent.method == Method::PATCH
-            && sent.path() == format!("/api/v1/namespaces/ml/pods/{name}")
+        if sent.method == Method::POST
+            && sent.path() == "/api/v1/namespaces/ml/pods"
+            && sent.body["metadata"]["name"] == name
         {
             (code, status_body(code.as_u16(), "Boom"))
         } else {
@@ -642,7 +647,12 @@ async fn mpi_job_gets_launcher_rbac_and_hostfile_before_its_pods() {
     assert_eq!(outcome.expect("reconciled"), Action::await_change());
     let requests: Vec<String> = sent[2..]
         .iter()
-        .map(|s| format!("{} {}", s.method, s.path()))
+        .map(|s| match s.body["metadata"]["name"].as_str() {
+            Some(name) if s.method == Method::POST && s.path().ends_with("/pods") => {
+                format!("{} {} {name}", s.method, s.path())
+            }
+            _ => format!("{} {}", s.method, s.path()),
+        })
         .collect();
     assert_eq!(
         requests,
@@ -651,9 +661,9 @@ async fn mpi_job_gets_launcher_rbac_and_hostfile_before_its_pods() {
             "PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/ml/roles/mnist-launcher",
             "PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/ml/rolebindings/mnist-launcher",
             "PATCH /api/v1/namespaces/ml/configmaps/mnist-config",
-            "PATCH /api/v1/namespaces/ml/pods/mnist-worker-0",
-            "PATCH /api/v1/namespaces/ml/pods/mnist-worker-1",
-            "PATCH /api/v1/namespaces/ml/pods/mnist-launcher",
+            "POST /api/v1/namespaces/ml/pods mnist-worker-0",
+            "POST /api/v1/namespaces/ml/pods mnist-worker-1",
+            "POST /api/v1/namespaces/ml/pods mnist-launcher",
             "PATCH /apis/kubeflow.org/v1/namespaces/ml/mpijobs/mnist/status",
         ]
     );

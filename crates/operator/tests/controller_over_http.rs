@@ -150,15 +150,28 @@ impl Cluster {
         .await
     }
 
-    /// How many times the operator applied each slot's pod and service.
-    fn applies(&self) -> Vec<(u64, u64)> {
+    /// Waits until the job is Running with every replica active (Running needs only the chief;
+    /// the workers' pods may be seen running later).
+    async fn until_all_running(&self) -> Value {
+        let all = replica_statuses(1, 2);
+        self.until("every replica runs", |server| {
+            let status = server.get(JOB)?.get("status")?.clone();
+            let last = status["conditions"].as_array()?.last()?.clone();
+            let running = last["type"] == "Running" && last["status"] == "True";
+            (running && status["replicaStatuses"] == all).then_some(status)
+        })
+        .await
+    }
+
+    /// How many times the operator created each slot's pod and service.
+    fn creations(&self) -> Vec<(u64, u64)> {
         SLOTS
             .iter()
             .map(|name| {
                 (
-                    self.server.calls(Verb::Patch, &format!("{PODS}/{name}")),
+                    self.server.calls(Verb::Create, &format!("{PODS}/{name}")),
                     self.server
-                        .calls(Verb::Patch, &format!("{SERVICES}/{name}")),
+                        .calls(Verb::Create, &format!("{SERVICES}/{name}")),
                 )
             })
             .collect()
@@ -247,14 +260,13 @@ async fn a_tfjob_gets_each_pod_and_service_once_and_its_status_follows_the_pods(
     let status = cluster.until_created().await;
     assert_eq!(conditions(&status), [created()]);
     assert!(status["startTime"].is_string(), "{status}");
-    assert_eq!(cluster.applies(), [(1, 1); 3]);
+    assert_eq!(cluster.creations(), [(1, 1); 3]);
 
     for pod in SLOTS {
         cluster.set_phase(pod, "Running").await;
     }
-    let status = cluster.until_condition("Running").await;
+    let status = cluster.until_all_running().await;
     assert_eq!(conditions(&status), [created(), running("True")]);
-    assert_eq!(status["replicaStatuses"], replica_statuses(1, 2));
 
     cluster.set_phase("mnist-chief-0", "Succeeded").await;
     let status = cluster.until_condition("Succeeded").await;
@@ -274,7 +286,11 @@ async fn a_tfjob_gets_each_pod_and_service_once_and_its_status_follows_the_pods(
     assert!(status["completionTime"].is_string(), "{status}");
     // cleanPodPolicy None: the workers still running are left alone.
     assert_eq!(names(&cluster.server, PODS), SLOTS);
-    assert_eq!(cluster.applies(), [(1, 1); 3], "nothing was created twice");
+    assert_eq!(
+        cluster.creations(),
+        [(1, 1); 3],
+        "nothing was created twice"
+    );
     assert_eq!(deletions(&cluster.server), 0);
 }
 
@@ -282,12 +298,9 @@ async fn a_tfjob_gets_each_pod_and_service_once_and_its_status_follows_the_pods(
 async fn pod_creations_failing_with_500_and_409_converge_without_duplicates() {
     let cluster = start(connect::REQUEST_TIMEOUT).await;
     let fail = |pod: &str, code: StatusCode| {
-        cluster.server.inject(
-            Method::PATCH,
-            &format!("{PODS}/{pod}"),
-            1,
-            Fault::Fail(code),
-        );
+        cluster
+            .server
+            .inject(Method::POST, &format!("{PODS}/{pod}"), 1, Fault::Fail(code));
     };
     fail("mnist-worker-0", StatusCode::INTERNAL_SERVER_ERROR);
     fail("mnist-worker-1", StatusCode::CONFLICT);
@@ -296,9 +309,9 @@ async fn pod_creations_failing_with_500_and_409_converge_without_duplicates() {
     let status = cluster.until_created().await;
     assert_eq!(conditions(&status), [created()]);
     assert_eq!(
-        cluster.applies(),
+        cluster.creations(),
         [(1, 1), (2, 1), (2, 1)],
-        "each failed pod applied once more, nothing else"
+        "each failed pod created once more, nothing else"
     );
     assert_eq!(deletions(&cluster.server), 0);
     let failures: Vec<String> = cluster
@@ -346,7 +359,7 @@ async fn a_call_that_never_answers_times_out_and_converges() {
     let timeout = Duration::from_millis(500);
     let cluster = start(timeout).await;
     cluster.server.inject(
-        Method::PATCH,
+        Method::POST,
         &format!("{PODS}/mnist-worker-1"),
         1,
         Fault::Hold(Duration::from_secs(3600)),
@@ -355,7 +368,7 @@ async fn a_call_that_never_answers_times_out_and_converges() {
 
     let status = cluster.until_created().await;
     assert_eq!(conditions(&status), [created()]);
-    assert_eq!(cluster.applies(), [(1, 1), (1, 1), (2, 1)]);
+    assert_eq!(cluster.creations(), [(1, 1), (1, 1), (2, 1)]);
     assert_eq!(deletions(&cluster.server), 0);
 }
 
@@ -372,15 +385,14 @@ async fn pods_run_after_the_watches_drop(cluster: &Cluster, compact: bool) {
     for pod in SLOTS {
         cluster.set_phase(pod, "Running").await;
     }
-    let status = cluster.until_condition("Running").await;
+    let status = cluster.until_all_running().await;
     assert_eq!(conditions(&status), [created(), running("True")]);
-    assert_eq!(status["replicaStatuses"], replica_statuses(1, 2));
     cluster
         .until("every controller watches again", |server| {
             (server.open_watches() == WATCHES).then_some(())
         })
         .await;
-    assert_eq!(cluster.applies(), [(1, 1); 3]);
+    assert_eq!(cluster.creations(), [(1, 1); 3]);
 }
 
 #[tokio::test]

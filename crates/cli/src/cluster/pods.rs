@@ -8,7 +8,7 @@ use kube::api::{Api, ListParams};
 use trainctl_api::{JobKind, ReplicaType, TrainingJob};
 use trainctl_engine::ReplicaSlot;
 use trainctl_engine::naming::{
-    JOB_NAME_LABEL, OPERATOR_NAME_LABEL, REPLICA_INDEX_LABEL, REPLICA_TYPE_LABEL,
+    JOB_NAME_LABEL, OPERATOR_NAME_LABEL, REPLICA_TYPE_LABEL, replica_index,
 };
 use trainctl_local::resources::ReplicaNeeds;
 use trainctl_operator::job::retired_restarts;
@@ -70,7 +70,7 @@ pub fn controller_uid(pod: &Pod) -> Option<&str> {
 pub fn slot_of(pod: &Pod) -> Option<ReplicaSlot> {
     let labels = pod.metadata.labels.as_ref()?;
     let replica_type = ReplicaType::parse(labels.get(REPLICA_TYPE_LABEL)?);
-    let index = labels.get(REPLICA_INDEX_LABEL)?.parse().ok()?;
+    let index = replica_index(&replica_type, labels)?;
     Some(ReplicaSlot::new(replica_type, index))
 }
 

@@ -94,14 +94,21 @@ impl<'a> JobEnv<'a> {
     }
 }
 
-/// Appends `vars` to a container's env (an untouched container keeps an absent env absent).
+/// Appends `vars` to a container's env (an untouched container keeps an absent env absent),
+/// replacing the template's variables of the same names.
+///
+/// Upstream appended its variables after the user's, so a user's `TF_CONFIG` (the
+/// `allreduce-tfjob` seed declares one from a `fieldRef`) stood twice in the pod and the kubelet
+/// used the last one, upstream's. One entry per name gives the process the same environment and
+/// a pod that every client accepts: server-side apply, `kubectl apply` and strict decoders refuse
+/// duplicate names in `env`.
 fn append(container: &mut Container, vars: &[EnvVar]) {
-    if !vars.is_empty() {
-        container
-            .env
-            .get_or_insert_with(Vec::new)
-            .extend_from_slice(vars);
+    if vars.is_empty() {
+        return;
     }
+    let env = container.env.get_or_insert_with(Vec::new);
+    env.retain(|existing| vars.iter().all(|var| var.name != existing.name));
+    env.extend_from_slice(vars);
 }
 
 /// Appends `vars` to every container (init containers excluded).

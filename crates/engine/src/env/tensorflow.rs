@@ -431,6 +431,47 @@ spec:
         assert_eq!(env[1].1, config(&job, &ReplicaType::Worker, 0));
     }
 
+    /// The `allreduce-tfjob` seed: the chief declares its own `TF_CONFIG` from a `fieldRef`.
+    /// Upstream appended its own after it and the kubelet took the last; the pod carries ours
+    /// once, at the end, and the user's other variables keep their order.
+    #[test]
+    fn tf_config_replaces_a_templates_own() {
+        let job = load_job(
+            r"
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: allreduce, namespace: ns}
+spec:
+  tfReplicaSpecs:
+    Chief:
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tf
+            env:
+            - name: BEFORE
+              value: b
+            - name: TF_CONFIG
+              valueFrom: {fieldRef: {fieldPath: 'metadata.annotations[''kubeflow.org/tf-job-config'']'}}
+            - {name: AFTER, value: a}
+    Worker:
+      replicas: 4
+      template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+",
+        );
+        let pod = build_pod(&job, &ReplicaType::Chief, 0, &BuildOptions::default())
+            .expect("Chief exists");
+        let env = containers(&pod)[0].env.clone().unwrap_or_default();
+        let names: Vec<&str> = env.iter().map(|var| var.name.as_str()).collect();
+        assert_eq!(names, ["BEFORE", "AFTER", "TF_CONFIG"]);
+        assert_eq!(env[2].value_from, None);
+        assert_eq!(
+            env[2].value.as_deref(),
+            Some(config(&job, &ReplicaType::Chief, 0).as_str())
+        );
+    }
+
     const DYNAMIC_NO_PS: &str = r"
 apiVersion: kubeflow.org/v1
 kind: TFJob

@@ -357,7 +357,6 @@ fn mpi_launcher_pod_body() {
                     "training.kubeflow.org/job-name": "pi",
                     "training.kubeflow.org/job-role": "master",
                     "training.kubeflow.org/operator-name": "mpijob-controller",
-                    "training.kubeflow.org/replica-index": "0",
                     "training.kubeflow.org/replica-type": "launcher"
                 },
                 "name": "pi-launcher",

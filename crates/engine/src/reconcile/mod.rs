@@ -52,8 +52,8 @@
 //!   kind (upstream's shared path dropped the count); MPI's Failed reason is `MPIJobFailed`
 //!   (upstream wrote `MPIJobMPIJobFailed`); Failed and Restarting events are `Warning`s.
 //! - Finishing sets Restarting to False as well as Running, so a finished job shows neither.
-//! - `replicaStatuses[<Type>].active` counts pending and running pods (upstream: running only),
-//!   only in the job's slots, and every kind gets the `selector`.
+//! - `replicaStatuses[<Type>]` counts only the pods in the job's slots, and every kind gets the
+//!   `selector`. `active` counts running pods, as upstream's does (a pending pod is in no count).
 //! - A replica type with zero replicas decides nothing, and MPIJob runs once the launcher runs.
 
 mod cleanup;
@@ -80,7 +80,7 @@ use self::cleanup::Ending;
 use self::conditions::Condition;
 use self::messages::Wording;
 use self::replicas::ReplicaView;
-use self::restart::{Assessment, FailedReplica};
+use self::restart::Assessment;
 use crate::naming;
 
 pub use self::observed::{
@@ -88,7 +88,8 @@ pub use self::observed::{
     RestartBackoff, Shortfall, WaitingFact,
 };
 pub use self::plan::{
-    DeleteReason, Deletion, EventType, JobEvent, Plan, PodGroupAction, Transition,
+    DeleteReason, Deletion, EventType, ExitLedger, JobEvent, Plan, PodGroupAction, ReplicaExit,
+    Transition,
 };
 pub use self::restart::is_retryable_exit_code;
 pub use crate::podgroup::GangScheduler;
@@ -161,6 +162,7 @@ impl<'a> Reconciliation<'a> {
 
     /// A finished job keeps its conditions; only cleanup and the TTL remain.
     fn keep_finished(&mut self) {
+        self.note_exits();
         if self.status.completion_time.is_none() {
             self.status.completion_time = Some(Time(self.now));
         }
@@ -229,6 +231,7 @@ impl<'a> Reconciliation<'a> {
     /// A job that runs: decide whether it finished, else bring its replicas to the spec.
     fn progress(&mut self) {
         self.note_created();
+        self.note_exits();
         if self.status.start_time.is_none() {
             self.status.start_time = Some(Time(self.now));
         }
@@ -242,7 +245,6 @@ impl<'a> Reconciliation<'a> {
             return self.finish(Outcome::Succeeded);
         }
         if assessment.exceeds(job.run_policy().backoff_limit) {
-            self.exited(&assessment.restarts);
             let message = self.words.backoff_limit_reached();
             return self.finish(Outcome::Failed {
                 message,
@@ -257,7 +259,6 @@ impl<'a> Reconciliation<'a> {
             });
         }
         if let Some((replica_type, count)) = Assessment::headline(&assessment.fatal) {
-            self.exited(&assessment.fatal);
             let message = self.words.replicas_failed(count, replica_type);
             return self.finish(Outcome::Failed {
                 message,
@@ -342,7 +343,6 @@ impl<'a> Reconciliation<'a> {
                     wake_up = timers::earliest(wake_up, Some(timers::until(self.now, due)));
                 }
                 _ => {
-                    self.exited_one(&failed.slot, failed.pod);
                     self.delete_pod(&failed.slot, failed.pod, DeleteReason::Restart);
                 }
             }
@@ -488,19 +488,23 @@ impl<'a> Reconciliation<'a> {
         });
     }
 
-    /// `ExitedWithCode` for each failed replica that reported an exit code.
-    fn exited(&mut self, failed: &[FailedReplica<'_>]) {
-        for failed in failed {
-            self.exited_one(&failed.slot, failed.pod);
-        }
-    }
-
-    fn exited_one(&mut self, slot: &ReplicaSlot, pod: &ObservedReplica) {
-        if let Some(code) = pod.exit_code {
+    /// Lists every replica whose pod shows a finished framework container (succeeded or
+    /// failed, with its exit code), for `ExitedWithCode`.
+    fn note_exits(&mut self) {
+        for (slot, pod) in &self.observed.pods {
+            let finished = matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed);
+            let Some(exit_code) = pod.exit_code.filter(|_| finished) else {
+                continue;
+            };
             let message = self
                 .words
-                .exited_with_code(&slot.name(self.job.name()), code);
-            self.event(EventType::Normal, "ExitedWithCode".to_owned(), message);
+                .exited_with_code(&slot.name(self.job.name()), exit_code);
+            self.plan.exits.push(ReplicaExit {
+                slot: slot.clone(),
+                exit_code,
+                finished_at: pod.finished_at,
+                event: JobEvent::new(EventType::Normal, "ExitedWithCode", message),
+            });
         }
     }
 

@@ -87,6 +87,9 @@ pub struct ObservedReplica {
     /// Why the pod is in its phase, when the runtime knows: `OOMKilled`, `Evicted`,
     /// `ImagePullBackOff`, `Unschedulable`. Shown in Pending reasons.
     pub reason: Option<String>,
+    /// What Kubernetes said with the reason, when it said something: the scheduler's why
+    /// (`persistentvolumeclaim "tfevent-volume" not found`), the kubelet's back-off message.
+    pub message: Option<String>,
     /// In-place restarts of the pod's containers (the kubelet's `restartCount`).
     pub restart_count: i32,
     /// The pod is being deleted (Kubernetes: it has a `deletionTimestamp`).

@@ -1,8 +1,9 @@
 //! What the engine decided: the [`Plan`] a runtime executes, and nothing else.
 
+use std::collections::HashSet;
 use std::fmt;
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 use trainctl_api::JobStatus;
 
 use super::observed::ReplicaSlot;
@@ -90,6 +91,55 @@ pub struct JobEvent {
     pub reason: String,
     /// A human-readable message.
     pub message: String,
+}
+
+/// A replica's framework container that has exited, for upstream's `ExitedWithCode` event
+/// (`Pod: ml.mnist-worker-0 exited with code 1`), recorded once per exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaExit {
+    /// The replica.
+    pub slot: ReplicaSlot,
+    /// Its exit code (a signal `n` reads `128 + n`).
+    pub exit_code: i32,
+    /// When it exited, which tells two exits of one slot apart.
+    pub finished_at: Option<Timestamp>,
+    /// The `ExitedWithCode` event to record.
+    pub event: JobEvent,
+}
+
+impl ReplicaExit {
+    /// What identifies this exit among the exits that later plans list again.
+    #[must_use]
+    pub fn key(&self) -> (ReplicaSlot, Option<Timestamp>, i32) {
+        (self.slot.clone(), self.finished_at, self.exit_code)
+    }
+}
+
+/// The exits of one job already reported, for a runtime to record each exit's event once.
+///
+/// It holds only what the latest plan listed: an exit no plan lists any more (its pod was
+/// re-created or deleted) cannot be listed again, so it is forgotten.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExitLedger {
+    reported: HashSet<(ReplicaSlot, Option<Timestamp>, i32)>,
+}
+
+impl ExitLedger {
+    /// The exits of a plan (`exits`) not reported before; from now on they count as reported.
+    pub fn unreported<'a>(&mut self, exits: &'a [ReplicaExit]) -> Vec<&'a ReplicaExit> {
+        let fresh = exits
+            .iter()
+            .filter(|exit| !self.reported.contains(&exit.key()))
+            .collect();
+        self.reported = exits.iter().map(ReplicaExit::key).collect();
+        fresh
+    }
+
+    /// Whether no exit is remembered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.reported.is_empty()
+    }
 }
 
 impl JobEvent {
@@ -241,6 +291,10 @@ pub struct Plan {
     pub status: Option<JobStatus>,
     /// Events to record on the job, in the order they happened.
     pub events: Vec<JobEvent>,
+    /// The replicas whose framework container has exited, as the pods show them now. Every
+    /// plan lists them again while the pods show them; a runtime records each one's event once
+    /// (see [`ReplicaExit::key`]). Not work by itself.
+    pub exits: Vec<ReplicaExit>,
     /// Reconcile again after this long even if nothing is observed to change (deadline, TTL,
     /// restart back-off).
     pub requeue_after: Option<SignedDuration>,

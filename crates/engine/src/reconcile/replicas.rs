@@ -61,16 +61,16 @@ impl<'a> TypeView<'a> {
             .any(|pod| pod.is_some_and(|pod| pod.phase == PodPhase::Running && !pod.deleting))
     }
 
-    /// The counts of `replicaStatuses[<Type>]`: pending and running pods are active, a running
-    /// pod being deleted counts as failed.
+    /// The counts of `replicaStatuses[<Type>]`, as upstream counts them: running pods are
+    /// active (a pending pod is in no count), a running pod being deleted counts as failed.
     fn counts(&self) -> ReplicaStatus {
         let mut counts = ReplicaStatus::default();
         for pod in self.pods.iter().flatten() {
             match (pod.phase, pod.deleting) {
-                (PodPhase::Pending | PodPhase::Running, false) => counts.active += 1,
+                (PodPhase::Running, false) => counts.active += 1,
                 (PodPhase::Running, true) | (PodPhase::Failed, _) => counts.failed += 1,
                 (PodPhase::Succeeded, _) => counts.succeeded += 1,
-                (PodPhase::Pending, true) => {}
+                (PodPhase::Pending, _) => {}
             }
         }
         counts

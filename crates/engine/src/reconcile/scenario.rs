@@ -354,10 +354,13 @@ pub(crate) fn essentials(plan: &Plan, observed: &Observed) -> String {
         Some(PodGroupAction::Delete) => parts.push("delete PodGroup".to_owned()),
         None => {}
     }
-    if !plan.events.is_empty() {
+    // The exits read as the events a runtime records for them (once each), before the rest.
+    if !plan.events.is_empty() || !plan.exits.is_empty() {
         let events: Vec<String> = plan
-            .events
+            .exits
             .iter()
+            .map(|exit| &exit.event)
+            .chain(&plan.events)
             .map(|e| format!("{} {}", e.type_.as_str(), e.reason))
             .collect();
         parts.push(format!("events {}", events.join(", ")));

@@ -119,7 +119,7 @@ transitions! {
         job: "TFJob Chief=1 Worker=2",
         before: "Running",
         observed: "all Running; chief-0 Succeeded exit=0",
-        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal TFJobSucceeded; count succeeded",
+        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal ExitedWithCode, Normal TFJobSucceeded; count succeeded",
     }
     tf_master_success_decides_job {
         spec: "§5",
@@ -133,14 +133,14 @@ transitions! {
         job: "TFJob PS=1 Worker=2",
         before: "Running",
         observed: "all Running; worker-0 Succeeded exit=0",
-        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal TFJobSucceeded; count succeeded",
+        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal ExitedWithCode, Normal TFJobSucceeded; count succeeded",
     }
     tf_other_worker_success_does_not_decide {
         spec: "§5",
         job: "TFJob PS=1 Worker=2",
         before: "Running",
         observed: "all Running; worker-1 Succeeded exit=0",
-        plan: "status unchanged",
+        plan: "status unchanged; events Normal ExitedWithCode",
     }
     tf_all_workers_policy_waits_for_every_worker {
         spec: "§5",
@@ -224,7 +224,7 @@ transitions! {
         job: "MPIJob Launcher=1 Worker=2",
         before: "Running",
         observed: "all Running; launcher-0 Succeeded exit=0",
-        plan: "Created, Running=False, Succeeded: MPIJobSucceeded \"MPIJob mnist is successfully completed.\"; events Normal MPIJobSucceeded; count succeeded",
+        plan: "Created, Running=False, Succeeded: MPIJobSucceeded \"MPIJob mnist is successfully completed.\"; events Normal ExitedWithCode, Normal MPIJobSucceeded; count succeeded",
     }
     mpi_job_has_no_services {
         spec: "§3",
@@ -246,7 +246,7 @@ transitions! {
         job: "TFJob PS=1 Worker=2 dynamicWorker",
         before: "Running",
         observed: "all Running; worker-1 Failed exit=1",
-        plan: "status unchanged",
+        plan: "status unchanged; events Normal ExitedWithCode",
     }
     pytorch_worker_failure_under_never_fails_the_job {
         spec: "§5",
@@ -267,7 +267,7 @@ transitions! {
         job: "TFJob Chief=1 Worker=2",
         before: "Running",
         observed: "all Running; chief-0 Succeeded; worker-1 Failed exit=1",
-        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal TFJobSucceeded; count succeeded",
+        plan: "Created, Running=False, Succeeded: TFJobSucceeded \"TFJob ml/mnist successfully completed.\"; events Normal ExitedWithCode, Normal TFJobSucceeded; count succeeded",
     }
     failed_is_absorbing {
         spec: "§5",
@@ -281,7 +281,7 @@ transitions! {
         job: "TFJob Chief=1 Worker=2",
         before: "Succeeded",
         observed: "chief-0 Succeeded; worker-0 Failed exit=1; worker-1 Failed exit=1",
-        plan: "status unchanged",
+        plan: "status unchanged; events Normal ExitedWithCode, Normal ExitedWithCode",
     }
     // §5 [fix]: Pending reasons are visible.
     pending_reason_names_missing_gpus {
@@ -388,7 +388,7 @@ transitions! {
         job: "TFJob Worker=2/ExitCode",
         before: "Restarting",
         observed: "all Running; worker-1 Failed exit=137 deleting",
-        plan: "status unchanged",
+        plan: "status unchanged; events Normal ExitedWithCode",
     }
     restarted_slot_is_recreated_once_its_pod_is_gone {
         spec: "§6",
@@ -416,7 +416,7 @@ transitions! {
         job: "TFJob Worker=2/ExitCode",
         before: "Running",
         observed: "all Running; worker-1 Failed exit=137 finished=-4s; backoff=10s",
-        plan: "Created, Restarting: TFJobRestarting \"TFJob mnist is restarting because 1 Worker replica(s) failed.\"; events Warning TFJobRestarting; requeue 6s; count restarted",
+        plan: "Created, Restarting: TFJobRestarting \"TFJob mnist is restarting because 1 Worker replica(s) failed.\"; events Normal ExitedWithCode, Warning TFJobRestarting; requeue 6s; count restarted",
     }
     restart_back_off_elapsed_recreates {
         spec: "§6",
@@ -583,7 +583,7 @@ transitions! {
         job: "PyTorchJob Master=1 Worker=2",
         before: "Running",
         observed: "all Running; worker-2 Running; worker-3 Failed exit=1",
-        plan: "status unchanged; delete pods worker-2 (scale-down), worker-3 (scale-down); delete services worker-2 (scale-down), worker-3 (scale-down)",
+        plan: "status unchanged; delete pods worker-2 (scale-down), worker-3 (scale-down); delete services worker-2 (scale-down), worker-3 (scale-down); events Normal ExitedWithCode",
     }
     scale_up_creates_missing_pods_and_services {
         spec: "§6",

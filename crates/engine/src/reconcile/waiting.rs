@@ -59,7 +59,10 @@ pub(crate) fn reasons(
             pending += 1;
             if pending <= PENDING_PODS_NAMED {
                 let name = type_view.slot(index).name(job.name());
-                words.push(format!("{name} is pending ({reason})"));
+                words.push(match pod.message.as_deref().filter(|m| !m.is_empty()) {
+                    Some(message) => format!("{name} is pending ({reason}: {message})"),
+                    None => format!("{name} is pending ({reason})"),
+                });
             }
         }
     }

@@ -26,8 +26,8 @@ use tokio::time::Instant;
 use trainctl_api::manifest::Companion;
 use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, TrainingJob};
 use trainctl_engine::reconcile::{
-    Deletion, EventType, JobEvent, Observed, Plan, ReplicaSlot, RestartBackoff, WaitingFact,
-    reconcile,
+    Deletion, EventType, ExitLedger, JobEvent, Observed, Plan, ReplicaSlot, RestartBackoff,
+    WaitingFact, reconcile,
 };
 
 use crate::admission::Allocation;
@@ -272,6 +272,7 @@ async fn drive_record(
         services: BTreeSet::new(),
         waiting: Vec::new(),
         retired_restarts: record.retired_restarts,
+        reported_exits: ExitLedger::default(),
         exits: JoinSet::new(),
         requeue_at: None,
         admitted: false,
@@ -324,6 +325,8 @@ struct Runner<'a> {
     /// Why the job's pods are held back.
     waiting: Vec<WaitingFact>,
     retired_restarts: u32,
+    /// The replica exits whose `ExitedWithCode` event was recorded.
+    reported_exits: ExitLedger,
     exits: JoinSet<Exit>,
     requeue_at: Option<Instant>,
     admitted: bool,
@@ -598,6 +601,11 @@ impl Runner<'_> {
         for slot in &plan.create_pods {
             self.create_pod(slot);
         }
+        let mut reported_exits = std::mem::take(&mut self.reported_exits);
+        for exit in reported_exits.unreported(&plan.exits) {
+            self.record_event(&exit.event);
+        }
+        self.reported_exits = reported_exits;
         for event in &plan.events {
             self.record_event(event);
         }

@@ -238,6 +238,7 @@ impl LocalPod {
                 None
             },
             reason: None,
+            message: None,
             restart_count: self.restart_count,
             deleting: self.deleting.is_some(),
             started_at: self.started_at,
