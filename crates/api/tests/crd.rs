@@ -7,7 +7,7 @@ use serde_json::Value;
 use trainctl_api::JobKind;
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fixtures")
 }
 
 fn crd_json(kind: JobKind) -> Value {

@@ -265,7 +265,7 @@ fn defaulting_is_idempotent() {
         "upstream/mpi-tensorflow-mnist.yaml",
     ] {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/fixtures")
+            .join("../../testdata/fixtures")
             .join(path);
         let text = std::fs::read_to_string(&file).expect("fixture");
         let mut job = manifest::load_str(path, &text).jobs.remove(0).job;

@@ -66,9 +66,9 @@ pub fn into_run(output: &Output) -> Run {
     run
 }
 
-/// `../shared/fixtures` beside the repository.
+/// The manifests of users and upstream that the tests run (`testdata/fixtures`).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/fixtures")
 }
 
 /// This crate's `tests/` directory.

@@ -618,7 +618,7 @@ fn env_shape(objects: &JobObjects) -> BTreeMap<String, Vec<Vec<String>>> {
 fn fixture_jobs() -> Vec<(String, TrainingJob)> {
     let root = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures"
+        "/../../testdata/fixtures"
     ));
     let mut files = Vec::new();
     for dir in ["seeds", "upstream"] {
