@@ -1,4 +1,4 @@
-//! Defaulting (SPEC §1): what the operator's mutating webhook filled in, made visible.
+//! Defaulting (docs/semantics.md §1): what the operator's mutating webhook filled in, made visible.
 
 use k8s_openapi::api::core::v1::{ContainerPort, PodSpec};
 
@@ -9,7 +9,7 @@ use crate::replica::{ReplicaSpecs, ReplicaType};
 use crate::run_policy::CleanPodPolicy;
 use crate::tensorflow::SuccessPolicy;
 
-/// Fills in every default of SPEC §1. Idempotent.
+/// Fills in every default of docs/semantics.md §1. Idempotent.
 pub fn apply(job: &mut TrainingJob) {
     let kind = job.kind();
     for (replica_type, spec) in job.replica_specs_mut().iter_mut() {

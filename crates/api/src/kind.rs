@@ -1,4 +1,5 @@
-//! The six job kinds and the per-kind constants of SPEC §1 (one table, one source of truth).
+//! The six job kinds and the per-kind constants of docs/semantics.md §1 (one table, one source
+//! of truth).
 
 use std::fmt;
 use std::str::FromStr;
@@ -160,7 +161,7 @@ impl JobKind {
         }
     }
 
-    /// Whether the CRD has a scale subresource on `Worker` (SPEC §1).
+    /// Whether the CRD has a scale subresource on `Worker` (docs/semantics.md §1).
     #[must_use]
     pub fn has_scale_subresource(self) -> bool {
         matches!(

@@ -46,7 +46,10 @@ pub struct RunPolicy {
     pub suspend: Option<bool>,
     /// The controller that owns the job (`kubeflow.org/training-operator` or
     /// `kueue.x-k8s.io/multikueue`).
+    // The CRD lists the two values, so that the API server refuses any other at create, as
+    // upstream's validating webhook did (the Kubeflow SDK's own e2e test relies on it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"]))]
     pub managed_by: Option<String>,
 }
 

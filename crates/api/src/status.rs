@@ -106,7 +106,7 @@ pub enum ConditionStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaStatus {
-    /// Running or pending pods.
+    /// Running pods (a pending pod is in no count, as upstream counts them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub active: i32,
     /// Pods that succeeded.

@@ -1,5 +1,5 @@
-//! Validation (SPEC §2): every problem of a defaulted job, each with its field path and what is
-//! expected. Collects all errors instead of stopping at the first.
+//! Validation (docs/semantics.md §2): every problem of a defaulted job, each with its field path
+//! and what is expected. Collects all errors instead of stopping at the first.
 
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;

@@ -1,5 +1,5 @@
-//! The generated CRDs: names, subresources and printer columns as SPEC §1 says, and a schema that
-//! accepts every fixture manifest that the upstream Kubeflow CRDs accept.
+//! The generated CRDs: names, subresources and printer columns as docs/semantics.md §1 says, and a
+//! schema that accepts every fixture manifest that the upstream Kubeflow CRDs accept.
 
 use std::path::{Path, PathBuf};
 

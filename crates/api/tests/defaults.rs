@@ -1,4 +1,4 @@
-//! Defaulting (SPEC §1), one test per rule: what `trainctl validate -o yaml` shows.
+//! Defaulting (docs/semantics.md §1), one test per rule: what `trainctl validate -o yaml` shows.
 
 use serde_json::{Value, json};
 use trainctl_api::manifest;

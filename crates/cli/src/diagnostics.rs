@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use trainctl_api::manifest::{LoadedJob, Manifests};
 use trainctl_api::validation::Severity;
 
-/// Exit status of a command given an invalid manifest (DESIGN's CLI contract).
+/// Exit status of a command given an invalid manifest (docs/architecture.md §7).
 pub const EXIT_INVALID: u8 = 2;
 
 /// Prints every diagnostic to standard error, then a count if there were errors.

@@ -667,8 +667,8 @@ fn the_helm_chart_follows_the_workspace_version_and_ships_no_crds() {
     );
 }
 
-/// The metrics `trainctl operator` serves (SPEC §7, docs/operator.md), as the dashboard queries
-/// them: a histogram by its `_bucket` and `_count` series.
+/// The metrics `trainctl operator` serves (docs/semantics.md §7, docs/operator.md), as the
+/// dashboard queries them: a histogram by its `_bucket` and `_count` series.
 const OPERATOR_METRICS: [&str; 10] = [
     "trainctl_leader",
     "trainctl_queue_depth",

@@ -1,5 +1,5 @@
-//! `trainctl run` end to end: the job rules of SPEC §4–§7 and DESIGN's local runtime, one test
-//! per rule, with small `sh` replicas.
+//! `trainctl run` end to end: the job rules of docs/semantics.md §4–§7 and §9 (the local
+//! runtime), one test per rule, with small `sh` replicas.
 //!
 //! Each test has its own scratch directory (state dir, manifests, and the working directory of
 //! the replicas, which coordinate through files there) and finds its processes by a mark in
@@ -143,7 +143,7 @@ fn wide_column(scratch: &Scratch, column: &str) -> String {
     rows[0][column].clone()
 }
 
-// 1. Restart policies and exit-code classes (SPEC §6).
+// 1. Restart policies and exit-code classes (docs/semantics.md §6.1).
 
 #[test]
 fn never_policy_fails_the_job_when_a_replica_exits_non_zero() {
@@ -321,7 +321,8 @@ fn exit_code_policy_fails_the_job_on_codes_below_128() {
 
 #[test]
 fn exit_code_policy_recreates_replicas_on_codes_from_128() {
-    // 128 + n is how a kill by signal n is reported; SPEC retries every code >= 128.
+    // 128 + n is how a kill by signal n is reported; every code >= 128 is retried
+    // (docs/semantics.md §6.1).
     let cases = [
         (
             "kill -KILL $$$$",
@@ -554,7 +555,7 @@ fn the_outcome_is_stored_before_a_replica_has_used_its_grace_period() {
     assert!(scratch.processes().is_empty(), "{:?}", scratch.processes());
 }
 
-// 4. Who decides success (SPEC §5).
+// 4. Who decides success (docs/semantics.md §5.3).
 
 #[test]
 fn chief_success_decides_tfjob_and_stops_running_workers() {
@@ -1158,7 +1159,7 @@ fn killed_run_holds_no_gpus_and_its_job_shows_lost() {
     assert_eq!(replica_log(&scratch, "b", "worker-0"), "0,1\n");
 }
 
-// 11. The env a replica sees (SPEC §4, DESIGN's addressing).
+// 11. The env a replica sees (docs/semantics.md §4, loopback addresses: §4.1).
 
 /// The env of the main container of pod `pod` in `trainctl render -f MANIFEST -o json`.
 fn rendered_env(scratch: &Scratch, manifest: &str, pod: &str) -> BTreeMap<String, String> {
@@ -1318,7 +1319,8 @@ spec:
             }
         }
         assert_eq!(seen, expected, "{slot}");
-        // SPEC §4's set (nprocPerNode defaults to `auto`, so PET_NPROC_PER_NODE is set).
+        // The set of docs/semantics.md §4.3 (nprocPerNode defaults to `auto`, so
+        // PET_NPROC_PER_NODE is set).
         assert_eq!(
             seen.keys().map(String::as_str).collect::<Vec<_>>(),
             [

@@ -1,7 +1,7 @@
 //! How replicas reach each other: Kubernetes Service DNS, or loopback ports on one machine.
 //!
 //! The environment a replica gets has the same shape in both modes; only the hosts and ports in
-//! it differ (DESIGN.md, "Addressing").
+//! it differ (docs/semantics.md §4.1).
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,8 @@
 //! The pure decision engine of trainctl.
 //!
 //! Given a defaulted, validated job, this crate decides which Kubernetes objects stand for it
-//! (SPEC §3), what environment each replica gets (SPEC §4), and, from what was observed of its
-//! replicas, what to do next ([`reconcile()`], SPEC §5–§7). Everything here is synchronous,
+//! (docs/semantics.md §3), what environment each replica gets (§4), and, from what was observed
+//! of its replicas, what to do next ([`reconcile()`], §5–§7). Everything here is synchronous,
 //! deterministic and free of I/O: the local runtime and the Kubernetes operator both call it and
 //! only differ in the [`addressing::Addressing`] they pass.
 

@@ -1,4 +1,5 @@
-//! Replica names, labels and selectors (SPEC §3): what ties a pod or a service to its job slot.
+//! Replica names, labels and selectors (docs/semantics.md §3): what ties a pod or a service to its
+//! job slot.
 
 use std::collections::BTreeMap;
 
@@ -93,7 +94,7 @@ pub fn replica_index(replica_type: &ReplicaType, labels: &BTreeMap<String, Strin
     }
 }
 
-/// Whether a replica plays the master role (SPEC §3).
+/// Whether a replica plays the master role (docs/semantics.md §3).
 ///
 /// TF: Chief or Master, else worker 0. PyTorch: Master, else worker 0. XGBoost and Paddle: Master.
 /// JAX: index 0. MPI: the launcher.

@@ -1,5 +1,5 @@
-//! Gang scheduling (SPEC §3): the PodGroup of a job, for volcano or the scheduler-plugins
-//! coscheduling plugin, and the fields that tie each pod to it.
+//! Gang scheduling (docs/semantics.md §3): the PodGroup of a job, for volcano or the
+//! scheduler-plugins coscheduling plugin, and the fields that tie each pod to it.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! The local runtime of trainctl: a kubelet for processes (DESIGN.md, "The local runtime model").
+//! The local runtime of trainctl: a kubelet for processes (docs/architecture.md §4.1).
 //!
 //! The pure pieces (`$(VAR)` expansion, env resolution, resource quantities and node capacity,
 //! gang admission, loopback ports) are plain functions with unit tests. Around them: replica

@@ -1,7 +1,8 @@
-//! The job counters of SPEC §7, shared by the local server and the Kubernetes operator so that
-//! one dashboard reads both: `training_operator_jobs_{created,deleted,successful,failed,restarted}_total`
-//! with the labels `job_namespace` and `framework` (`tensorflow`, `pytorch`, ...), each counted
-//! once per job transition as the engine reports it ([`Transition`]).
+//! The job counters of docs/semantics.md §7, shared by the local server and the Kubernetes operator
+//! so that one dashboard reads both:
+//! `training_operator_jobs_{created,deleted,successful,failed,restarted}_total` with the labels
+//! `job_namespace` and `framework` (`tensorflow`, `pytorch`, ...), each counted once per job
+//! transition as the engine reports it ([`Transition`]).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;

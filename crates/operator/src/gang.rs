@@ -1,5 +1,5 @@
-//! Gang scheduling (SPEC §3): the job's PodGroup, for volcano or scheduler-plugins, read and
-//! written as a [`DynamicObject`] (neither scheduler's types are a dependency).
+//! Gang scheduling (docs/semantics.md §3): the job's PodGroup, for volcano or scheduler-plugins,
+//! read and written as a [`DynamicObject`] (neither scheduler's types are a dependency).
 
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch};
 use trainctl_api::TrainingJob;

@@ -1,6 +1,6 @@
 //! The Kubernetes operator of trainctl: one kube-runtime `Controller` per job kind.
 //!
-//! The engine decides, this crate only translates (DESIGN.md, "Kubernetes operator notes"). One
+//! The engine decides, this crate only translates (docs/architecture.md §4.3). One
 //! reconcile of a job is a pipeline of named steps:
 //!
 //! 1. **read and validate** the job, defaulted; one that cannot be read or is invalid fails

@@ -1,8 +1,9 @@
 //! The operator's Prometheus metrics, served on `/metrics`:
 //!
-//! - the job counters of SPEC §7 (`training_operator_jobs_*_total{job_namespace, framework}`),
-//!   shared with the local server ([`JobCounters`]); transitions are counted once the status
-//!   recording them is written, deletions when the job watch reports one;
+//! - the job counters of docs/semantics.md §7
+//!   (`training_operator_jobs_*_total{job_namespace, framework}`), shared with the local server
+//!   ([`JobCounters`]); transitions are counted once the status recording them is written,
+//!   deletions when the job watch reports one;
 //! - `trainctl_reconcile_duration_seconds{kind}`: how long each reconcile took;
 //! - `trainctl_reconcile_errors_total{kind, operation}`: failed reconciles, by the step that
 //!   failed ([`Error::metric_label`]);

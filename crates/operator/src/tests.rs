@@ -605,7 +605,7 @@ async fn restarted_pod_is_deleted_and_its_restart_kept_in_the_ledger() {
         json!({"metadata": {"annotations": {"training.kubeflow.org/retired-restarts": "1"}}})
     );
     let status = applied_status(&sent[4..]).expect("a status");
-    // Restarting replaces Running (SPEC §5).
+    // Restarting replaces Running (docs/semantics.md §5.1).
     assert_eq!(
         status,
         &json!({

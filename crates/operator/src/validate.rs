@@ -1,6 +1,6 @@
-//! Validation without a webhook (DESIGN.md): a job that cannot be read, or that the api crate's
-//! validation rejects, gets a `Failed` condition carrying the reason, and nothing is created for
-//! it. Pure; no client in scope.
+//! Validation without a webhook (docs/semantics.md §2): a job that cannot be read, or that the api
+//! crate's validation rejects, gets a `Failed` condition carrying the reason, and nothing is
+//! created for it. Pure; no client in scope.
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

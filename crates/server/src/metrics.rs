@@ -1,6 +1,6 @@
-//! `/metrics`: the operator's job counters (SPEC §7: `training_operator_jobs_*_total` with labels
-//! `job_namespace` and `framework`, counted once per transition, as the engine reports them), the
-//! reconcile duration, the admission wait and the queue depth.
+//! `/metrics`: the operator's job counters (docs/semantics.md §7: `training_operator_jobs_*_total`
+//! with labels `job_namespace` and `framework`, counted once per transition, as the engine reports
+//! them), the reconcile duration, the admission wait and the queue depth.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! A job's pods: found by the labels the engine puts on them (SPEC §3) and the job's controller
-//! owner reference, and shown as `describe`'s replica rows.
+//! A job's pods: found by the labels the engine puts on them (docs/semantics.md §3) and the job's
+//! controller owner reference, and shown as `describe`'s replica rows.
 
 use std::collections::HashMap;
 

@@ -25,7 +25,7 @@ use anyhow::Context;
 use crate::cli::{Cli, ClusterArgs, Command};
 use crate::cluster;
 
-/// Runs the parsed command line; the exit code follows DESIGN's CLI contract.
+/// Runs the parsed command line; the exit code follows the CLI contract (docs/architecture.md §7).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if cli.cluster.enabled() {
         match &cli.command {

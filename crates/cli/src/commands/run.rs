@@ -19,7 +19,7 @@ use crate::summary;
 /// Exit status when the job failed.
 const EXIT_FAILED: u8 = 1;
 
-/// Loads the job, runs it to its end and exits as DESIGN's CLI contract says.
+/// Loads the job, runs it to its end and exits as the CLI contract says (docs/architecture.md §7).
 pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     // The machine's capacity before the reaper: finding the GPUs waits for `nvidia-smi`, which
     // the reaper would reap from under it.

@@ -1,4 +1,4 @@
-//! The environment injected into replicas (SPEC §4), one module per framework.
+//! The environment injected into replicas (docs/semantics.md §4), one module per framework.
 //!
 //! Injected variables are appended after the user's own env. Each framework decides which
 //! containers receive them: TF only the first container named `tensorflow`, MPI the launcher's

@@ -1,5 +1,5 @@
-//! The Kubernetes objects that stand for a job (SPEC §3): a pod and a headless service per
-//! replica slot, the PodGroup under gang scheduling, and MPI's ConfigMap and launcher RBAC.
+//! The Kubernetes objects that stand for a job (docs/semantics.md §3): a pod and a headless service
+//! per replica slot, the PodGroup under gang scheduling, and MPI's ConfigMap and launcher RBAC.
 //!
 //! Pure and deterministic: the same job and options always give the same objects, in the same
 //! order (replica types in canonical order, indices ascending).

@@ -1,4 +1,4 @@
-//! What is deleted when a job finishes (SPEC §6, `cleanPodPolicy`).
+//! What is deleted when a job finishes (docs/semantics.md §6.4, `cleanPodPolicy`).
 //!
 //! `Running` deletes pods still pending or running, `All` deletes every pod, `None` keeps them
 //! all. **\[fix\]** A job failed by its backoff limit or deadline stops what still runs whatever

@@ -1,4 +1,4 @@
-//! How a condition enters `status.conditions` (SPEC §5).
+//! How a condition enters `status.conditions` (docs/semantics.md §5.1).
 //!
 //! A new condition of a type replaces the old one and goes last (newest last); a message-only
 //! change is made in place, so the newest condition stays the newest. Running and Restarting

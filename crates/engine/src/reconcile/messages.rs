@@ -1,5 +1,6 @@
-//! The exact words of conditions and events (SPEC §5, §7): reasons `<Kind><Type>` and the
-//! upstream messages, kind by kind. Users' scripts match these strings; change none lightly.
+//! The exact words of conditions and events (docs/semantics.md §5.2, §7): reasons `<Kind><Type>`
+//! and the upstream messages, kind by kind. Users' scripts match these strings; change none
+//! lightly.
 
 use trainctl_api::{JobConditionType, JobKind, ReplicaType, TrainingJob};
 

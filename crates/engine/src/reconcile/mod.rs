@@ -1,4 +1,5 @@
-//! The reconcile state machine (SPEC §5–§7): what to do next for a job, given what was observed.
+//! The reconcile state machine (docs/semantics.md §5–§7): what to do next for a job, given what was
+//! observed.
 //!
 //! [`reconcile`] is pure, synchronous and deterministic: it takes the job (with its previous
 //! status), an [`Observed`] snapshot of its replicas and the current time, and returns a
@@ -45,7 +46,8 @@
 //! sees them), or when re-creating the replicas that failed now would exceed N.
 //!
 //! ## Where this differs from the Kubeflow operator
-//! SPEC's **\[fix\]**es, plus these choices where upstream was inconsistent:
+//! The **\[fix\]**es of docs/semantics.md, whose §8 gives each one's reason; among them these
+//! choices where upstream was inconsistent:
 //! - `ExitCode` retries every code ≥ 128 (upstream listed 130, 137, 138 and 143), and a failed pod
 //!   without an exit code (evicted, node lost), which was stopped from outside like a signal.
 //! - Restarting reads `<Kind> <name> is restarting because <n> <Type> replica(s) failed.` for every

@@ -82,7 +82,7 @@ impl EventType {
     }
 }
 
-/// An event about the job (SPEC §7): a reason without spaces, a type and a message.
+/// An event about the job (docs/semantics.md §7): a reason without spaces, a type and a message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct JobEvent {
     /// `Normal` or `Warning`.
@@ -244,7 +244,7 @@ impl JobEvent {
     }
 }
 
-/// A job transition, counted once in the Prometheus counters (SPEC §7).
+/// A job transition, counted once in the Prometheus counters (docs/semantics.md §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Transition {
     /// The job was seen for the first time (`Created` condition added).

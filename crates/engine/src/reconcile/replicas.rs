@@ -1,5 +1,5 @@
 //! The job's replica slots matched with the pods observed in them, and the
-//! `replicaStatuses` counted afresh from those pods (SPEC §5).
+//! `replicaStatuses` counted afresh from those pods (docs/semantics.md §5.4).
 
 use std::collections::BTreeMap;
 

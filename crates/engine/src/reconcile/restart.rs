@@ -1,5 +1,5 @@
-//! What happens to a failed replica (SPEC §6): re-created, fatal to the job, or ignored; and
-//! the job's restart budget, `backoffLimit`.
+//! What happens to a failed replica (docs/semantics.md §6.1): re-created, fatal to the job, or
+//! ignored; and the job's restart budget, `backoffLimit` (§6.2).
 //!
 //! How restarts are counted across calls is explained in the [module documentation of
 //! `reconcile`](super).

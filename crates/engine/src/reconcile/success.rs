@@ -1,4 +1,4 @@
-//! Who decides that a job succeeded, and that it runs, kind by kind (SPEC §5).
+//! Who decides that a job succeeded, and that it runs, kind by kind (docs/semantics.md §5.3).
 //!
 //! - TFJob: the Chief (or Master) if the job has one; else worker 0 (`successPolicy: ""`) or
 //!   every worker (`AllWorkers`). PS and Evaluator never decide.

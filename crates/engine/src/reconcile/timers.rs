@@ -1,6 +1,7 @@
-//! The job's clocks (SPEC §6): `activeDeadlineSeconds` from `startTime`, `ttlSecondsAfterFinished`
-//! from `completionTime`, and the restart back-off from a failed pod's end. The engine never
-//! sleeps: a clock that has not run out becomes [`Plan::requeue_after`](super::Plan::requeue_after).
+//! The job's clocks (docs/semantics.md §6): `activeDeadlineSeconds` from `startTime`,
+//! `ttlSecondsAfterFinished` from `completionTime`, and the restart back-off from a failed pod's
+//! end. The engine never sleeps: a clock that has not run out becomes
+//! [`Plan::requeue_after`](super::Plan::requeue_after).
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{JobStatus, TrainingJob};

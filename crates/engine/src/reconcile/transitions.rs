@@ -1,6 +1,7 @@
-//! The transition table: one row per rule of SPEC §5–§6 (and per kind where kinds differ), each a
-//! test named for its rule. `docs/transitions.md` is rendered from this table; a test fails when
-//! they drift apart (`UPDATE_DOCS=1 cargo test -p trainctl-engine transitions` regenerates it).
+//! The transition table: one row per rule of docs/semantics.md §3, §5 and §6 (and per kind where
+//! kinds differ), each a test named for its rule. `docs/transitions.md` is rendered from this
+//! table; a test fails when they drift apart
+//! (`UPDATE_DOCS=1 cargo test -p trainctl-engine transitions` regenerates it).
 //!
 //! The columns use the small language of [`scenario`](super::scenario).
 
@@ -13,7 +14,8 @@ use super::scenario::{self, NOW};
 pub(crate) struct Row {
     /// The rule, also the name of its test.
     pub(crate) rule: &'static str,
-    /// Where SPEC states it.
+    /// The section of docs/semantics.md that states it; `[fix]` marks a deliberate difference
+    /// from upstream (its §8).
     pub(crate) spec: &'static str,
     /// The job's shape.
     pub(crate) job: &'static str,
@@ -600,8 +602,10 @@ fn render_docs() -> String {
         "# Reconcile transitions\n\n\
          <!-- Generated from crates/engine/src/reconcile/transitions.rs: do not edit by hand. \
          Regenerate with `UPDATE_DOCS=1 cargo test -p trainctl-engine transitions`. -->\n\n\
-         What `trainctl_engine::reconcile` decides, one row per rule of SPEC §5–§6 (and per kind \
-         where kinds differ). Every row is a test named for its rule.\n\n\
+         What `trainctl_engine::reconcile` decides, one row per rule of `docs/semantics.md` (and \
+         per kind where kinds differ). Every row is a test named for its rule.\n\n\
+         - **Section**: where `docs/semantics.md` states the rule; **[fix]** marks a deliberate \
+         difference from the Kubeflow operator, whose reason its §8 gives.\n\
          - **Job**: the kind, `<Type>=<replicas>[/<restartPolicy>]` (default restart policy per \
          kind otherwise), and `runPolicy`/kind options (`backoffLimit`, `deadline` = \
          `activeDeadlineSeconds`, `ttl` = `ttlSecondsAfterFinished`, `clean` = `cleanPodPolicy`, \
@@ -616,7 +620,7 @@ fn render_docs() -> String {
          - **Plan**: the conditions (`=False` marks one that does not hold) with the newest \
          one's reason and message, pods and services to create and delete (and why), PodGroup, \
          events, `requeue` after, job deletion, metrics `count`ed, and the restart ledger.\n\n\
-         | Rule | SPEC | Job | Before | Observed | Plan |\n\
+         | Rule | Section | Job | Before | Observed | Plan |\n\
          |---|---|---|---|---|---|\n",
     );
     for row in TABLE {

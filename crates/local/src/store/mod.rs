@@ -1,5 +1,5 @@
 //! The state database of the local runtime: jobs and their status, replicas, events, and the
-//! resources each running job holds (DESIGN.md, "The local runtime model", State).
+//! resources each running job holds (docs/architecture.md §4.1).
 //!
 //! One `SQLite` file, `<state dir>/trainctl.db`, in WAL mode, shared by every trainctl process on
 //! the machine: `trainctl run` records its job there so that `get` and `logs` still show it after
