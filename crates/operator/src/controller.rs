@@ -9,7 +9,7 @@ use futures_util::future;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
@@ -23,6 +23,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::health::Health;
 use crate::job::JobObject;
+use crate::watch::on_its_own;
 use crate::{apply, gang, job, observe, validate};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
@@ -114,13 +115,13 @@ fn controller(
     let (jobs, pods, services) = match namespace {
         Some(namespace) => (
             Api::<JobObject>::namespaced_with(client.clone(), namespace, &resource),
-            Api::<Pod>::namespaced(client.clone(), namespace),
-            Api::<Service>::namespaced(client, namespace),
+            Api::<PartialObjectMeta<Pod>>::namespaced(client.clone(), namespace),
+            Api::<PartialObjectMeta<Service>>::namespaced(client, namespace),
         ),
         None => (
             Api::all_with(client.clone(), &resource),
-            Api::<Pod>::all(client.clone()),
-            Api::<Service>::all(client),
+            Api::<PartialObjectMeta<Pod>>::all(client.clone()),
+            Api::<PartialObjectMeta<Service>>::all(client),
         ),
     };
     // The job watch feeds the cache and the triggers, and counts the deletions it sees.
@@ -134,21 +135,31 @@ fn controller(
             }
         })
         .applied_objects();
-    // Only this kind's children are watched, not every pod of the cluster.
+    // Only this kind's children are watched, not every pod of the cluster. Each watch backs off
+    // on its own (crate::watch).
     let children = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
-    let mut controller = Controller::for_stream_with(jobs, store.clone(), resource.clone())
-        .owns(pods, children.clone())
-        .owns(services, children)
-        .graceful_shutdown_on(stopped(lane.stopping.clone()));
+    // Metadata only: the owner reference is all a trigger reads.
+    let pods = watcher(pods, children.clone()).touched_objects();
+    let services = watcher(services, children).touched_objects();
+    let mut controller = Controller::for_stream_with(
+        on_its_own(kind, "jobs", jobs),
+        store.clone(),
+        resource.clone(),
+    )
+    .owns_stream(on_its_own(kind, "pods", pods))
+    .owns_stream(on_its_own(kind, "services", services))
+    .graceful_shutdown_on(stopped(lane.stopping.clone()));
     if let Some(scheduler) = ctx.build.gang_scheduler() {
         // Volcano admitting the gang (its PodGroup leaving `Pending`) is what lets pods be created.
         let resource = gang::pod_group_resource(&scheduler);
-        let pod_groups: Api<DynamicObject> = match namespace {
+        let pod_groups: Api<PartialObjectMeta<DynamicObject>> = match namespace {
             Some(namespace) => Api::namespaced_with(ctx.client.clone(), namespace, &resource),
             None => Api::all_with(ctx.client.clone(), &resource),
         };
-        controller = controller.owns_with(pod_groups, resource, watcher::Config::default());
+        let pod_groups = watcher(pod_groups, watcher::Config::default()).touched_objects();
+        controller =
+            controller.owns_stream_with(on_its_own(kind, "podgroups", pod_groups), resource);
     }
     let cache = store.clone();
     let running = controller

@@ -17,6 +17,8 @@
 //! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
 //! half-way is simply run again.
 //!
+//! The watches that wake reconciles each recover from their errors on their own ([`watch`]).
+//!
 //! Around the reconcile, the process `trainctl operator` runs ([`manager`]): the connection to
 //! the cluster with a client-side rate limit and a bound on the calls in flight ([`connect`],
 //! [`rate_limit`]), leader election on a
@@ -45,6 +47,7 @@ pub mod rate_limit;
 pub mod settings;
 pub mod shutdown;
 pub mod validate;
+pub mod watch;
 
 #[cfg(test)]
 mod fixtures;
