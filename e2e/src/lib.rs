@@ -5,8 +5,8 @@
 //!
 //! The tests are ignored by a plain `cargo test` (no control plane runs there); `scripts/e2e`
 //! runs them. They reach the cluster through `KUBECONFIG`, as kubectl does, and each works in a
-//! namespace of its own, deleted at the end whatever happened. Nothing is polled: each wait
-//! watches the object (kube-runtime's `await_condition`) under [`TIMEOUT`].
+//! namespace of its own, deleted at the end whatever happened. Each wait for an object watches it
+//! (kube-runtime's `await_condition`) under [`TIMEOUT`]; events are listed until they appear.
 //!
 //! kwok runs no process: a pod "runs" as its Stages say. A pod whose template carries the
 //! annotation [`EXIT_CODE_ANNOTATION`] ends after [`RUN_SECONDS_ANNOTATION`] seconds (default 1)
@@ -19,7 +19,8 @@
     reason = "test helpers fail the calling test by panicking; the module says so once"
 )]
 
-use std::collections::BTreeSet;
+pub mod operator;
+
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -255,11 +256,35 @@ pub async fn job_events(
         .collect()
 }
 
-/// The reasons of the events about the job `name`.
-pub async fn event_reasons(client: &Client, namespace: &str, name: &str) -> BTreeSet<String> {
-    job_events(client, namespace, name)
-        .await
-        .into_iter()
-        .map(|(_, reason, _)| reason)
-        .collect()
+/// Waits until the events about the job `name` satisfy `done` (events are written after the
+/// status that a test waits for, so they may lag it); those events then. Events are listed
+/// again every 200 ms: they are read, not watched, as `kubectl get events` reads them.
+pub async fn await_events(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    done: impl Fn(&[(String, String, String)]) -> bool,
+) -> Vec<(String, String, String)> {
+    within(&format!("the events of {name}: {what}"), async {
+        loop {
+            let events = job_events(client, namespace, name).await;
+            if done(&events) {
+                return events;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+}
+
+/// Waits until the job `name` has events of each of these reasons.
+pub async fn await_reasons(client: &Client, namespace: &str, name: &str, reasons: &[&str]) {
+    let what = format!("events {}", reasons.join(", "));
+    await_events(client, namespace, name, &what, |events| {
+        reasons
+            .iter()
+            .all(|wanted| events.iter().any(|(_, reason, _)| reason == wanted))
+    })
+    .await;
 }

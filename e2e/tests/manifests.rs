@@ -11,7 +11,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_e2e::{
-    EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_exists, await_job,
+    EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_events, await_exists, await_job,
     await_last_condition, create_job, in_namespace, job_events, jobs, json_of, kubectl, repository,
 };
 use trainctl_engine::objects::{BuildOptions, build_objects};
@@ -197,12 +197,21 @@ spec:
         );
         create_job(&client, &namespace, &manifest).await;
         await_last_condition(&client, &namespace, JobKind::TFJob, "exits", "Succeeded").await;
-        let mut exits: Vec<String> = job_events(&client, &namespace, "exits")
-            .await
-            .into_iter()
-            .filter(|(_, reason, _)| reason == "ExitedWithCode")
-            .map(|(type_, _, note)| format!("{type_} {note}"))
-            .collect();
+        let exited = |events: &[(String, String, String)]| {
+            events
+                .iter()
+                .filter(|(_, reason, _)| reason == "ExitedWithCode")
+                .map(|(type_, _, note)| format!("{type_} {note}"))
+                .collect::<Vec<_>>()
+        };
+        await_events(&client, &namespace, "exits", "three exits", |events| {
+            exited(events).len() >= 3
+        })
+        .await;
+        // Reconciles go on after the job succeeded (the pods' last updates): a moment for any
+        // repeat to show.
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let mut exits = exited(&job_events(&client, &namespace, "exits").await);
         exits.sort();
         let expected: Vec<String> = ["exits-chief-0", "exits-worker-0", "exits-worker-1"]
             .iter()
@@ -247,13 +256,13 @@ spec:
             "{message}"
         );
         assert_eq!(job.data["status"]["replicaStatuses"]["Worker"].get("active"), None, "{job:?}");
-        let pending: Vec<String> = job_events(&client, &namespace, "tfevent")
-            .await
-            .into_iter()
-            .filter(|(_, reason, _)| reason == "TFJobPending")
-            .map(|(_, _, note)| note)
-            .collect();
-        assert!(pending.iter().any(|note| note.contains(why)), "{pending:?}");
+        let pending_why = |events: &[(String, String, String)]| {
+            events.iter().any(|(type_, reason, note)| {
+                type_ == "Normal" && reason == "TFJobPending" && note.contains(why)
+            })
+        };
+        await_events(&client, &namespace, "tfevent", "a Pending event with the why", pending_why)
+            .await;
     })
     .await;
 }

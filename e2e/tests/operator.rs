@@ -12,8 +12,9 @@ use kube::runtime::wait::{await_condition, conditions};
 use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_e2e::{
-    EXIT_CODE_ANNOTATION, IMAGE, OPERATOR_NAMESPACE, await_exists, await_last_condition, client,
-    create_job, event_reasons, in_namespace, jobs, json_of, last_condition, repository, within,
+    EXIT_CODE_ANNOTATION, IMAGE, OPERATOR_NAMESPACE, await_exists, await_last_condition,
+    await_reasons, client, create_job, in_namespace, jobs, json_of, last_condition, repository,
+    within,
 };
 use trainctl_engine::objects::{BuildOptions, JobObjects, build_objects};
 use trainctl_operator::job;
@@ -159,10 +160,8 @@ async fn a_tfjob_runs_to_success_with_the_pods_and_services_the_engine_renders()
             };
             assert_eq!(ports(&got), ports(&want));
         }
-        let reasons = event_reasons(&client, &namespace, "echo").await;
-        for reason in ["SuccessfulCreatePod", "SuccessfulCreateService", "TFJobSucceeded"] {
-            assert!(reasons.contains(reason), "no {reason} event among {reasons:?}");
-        }
+        let reasons = ["SuccessfulCreatePod", "SuccessfulCreateService", "TFJobSucceeded"];
+        await_reasons(&client, &namespace, "echo", &reasons).await;
     })
     .await;
 }
@@ -191,13 +190,8 @@ async fn a_failed_worker_fails_the_job_and_its_ttl_deletes_it() {
         )
         .await
         .expect("the watch works");
-        let reasons = event_reasons(&client, &namespace, "broken").await;
-        for reason in ["ExitedWithCode", "TFJobFailed", "SuccessfulDeleteJob"] {
-            assert!(
-                reasons.contains(reason),
-                "no {reason} event among {reasons:?}"
-            );
-        }
+        let reasons = ["ExitedWithCode", "TFJobFailed", "SuccessfulDeleteJob"];
+        await_reasons(&client, &namespace, "broken", &reasons).await;
     })
     .await;
 }
@@ -313,10 +307,7 @@ spec:
             .expect("resumed");
         let again = await_exists(pods, "sleeper-worker-0").await;
         assert_ne!(again.uid(), first.uid(), "a new pod");
-        let reasons = event_reasons(&client, &namespace, "sleeper").await;
-        for reason in ["TFJobSuspended", "TFJobResumed"] {
-            assert!(reasons.contains(reason), "no {reason} event among {reasons:?}");
-        }
+        await_reasons(&client, &namespace, "sleeper", &["TFJobSuspended", "TFJobResumed"]).await;
     })
     .await;
 }
