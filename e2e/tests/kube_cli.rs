@@ -40,6 +40,15 @@ fn ok(namespace: &str, args: &[&str]) -> String {
     stdout(&output)
 }
 
+/// `trainctl --kube wait cli --for condition=CONDITION`, within a minute.
+fn wait_for(namespace: &str, condition: &str) {
+    let condition = format!("condition={condition}");
+    ok(
+        namespace,
+        &["wait", "cli", "--for", &condition, "--timeout", "60s"],
+    );
+}
+
 /// The cells of the table row whose first cell is `name`.
 fn row(table: &str, name: &str) -> Vec<String> {
     table
@@ -76,17 +85,7 @@ async fn trainctl_kube_drives_a_job_through_its_life() {
             submitted.starts_with("tfjob.kubeflow.org/cli submitted ("),
             "{submitted}"
         );
-        ok(
-            &namespace,
-            &[
-                "wait",
-                "cli",
-                "--for",
-                "condition=Running",
-                "--timeout",
-                "60s",
-            ],
-        );
+        wait_for(&namespace, "Running");
 
         let table = ok(&namespace, &["get"]);
         let header: Vec<&str> = table
@@ -118,17 +117,7 @@ async fn trainctl_kube_drives_a_job_through_its_life() {
         }
 
         ok(&namespace, &["suspend", "cli"]);
-        ok(
-            &namespace,
-            &[
-                "wait",
-                "cli",
-                "--for",
-                "condition=Suspended",
-                "--timeout",
-                "60s",
-            ],
-        );
+        wait_for(&namespace, "Suspended");
         let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
         for pod in ["cli-worker-0", "cli-worker-1"] {
             within(
@@ -141,17 +130,7 @@ async fn trainctl_kube_drives_a_job_through_its_life() {
         assert_eq!(row(&ok(&namespace, &["get"]), "tfjob/cli")[1], "Suspended");
 
         ok(&namespace, &["resume", "cli"]);
-        ok(
-            &namespace,
-            &[
-                "wait",
-                "cli",
-                "--for",
-                "condition=Running",
-                "--timeout",
-                "60s",
-            ],
-        );
+        wait_for(&namespace, "Running");
 
         ok(&namespace, &["delete", "cli"]);
         let gone = trainctl(&namespace, &["get", "tfjob", "cli"]);

@@ -78,7 +78,7 @@ pub async fn apply(
     let uid = job.metadata().uid.as_deref().unwrap_or_default();
     for exit in ctx.exits.unreported(uid, &plan.exits) {
         let pod = child_reference(job, "Pod", &exit.slot.name(job.name()));
-        ctx.publish(&regarding, &exit.event, "Reconcile", Some(pod))
+        ctx.publish(&regarding, &exit.event(job), "Reconcile", Some(pod))
             .await;
     }
     for event in &plan.events {

@@ -50,7 +50,6 @@ mod tests {
     use serde_json::{Value, json};
     use trainctl_api::{JobKind, ReplicaType};
     use trainctl_engine::ReplicaSlot;
-    use trainctl_engine::reconcile::{EventType, JobEvent};
 
     use super::*;
     use crate::fixtures::{
@@ -63,7 +62,6 @@ mod tests {
             slot: ReplicaSlot::new(ReplicaType::Worker, index),
             exit_code: code,
             finished_at: Some(Timestamp::from_second(finished).expect("a time")),
-            event: JobEvent::new(EventType::Normal, "ExitedWithCode", format!("{index}")),
         }
     }
 

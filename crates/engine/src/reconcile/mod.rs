@@ -498,14 +498,10 @@ impl<'a> Reconciliation<'a> {
             let Some(exit_code) = pod.exit_code.filter(|_| finished) else {
                 continue;
             };
-            let message = self
-                .words
-                .exited_with_code(&slot.name(self.job.name()), exit_code);
             self.plan.exits.push(ReplicaExit {
                 slot: slot.clone(),
                 exit_code,
                 finished_at: pod.finished_at,
-                event: JobEvent::new(EventType::Normal, "ExitedWithCode", message),
             });
         }
     }

@@ -4,8 +4,9 @@ use std::collections::HashSet;
 use std::fmt;
 
 use jiff::{SignedDuration, Timestamp};
-use trainctl_api::JobStatus;
+use trainctl_api::{JobStatus, TrainingJob};
 
+use super::messages::Wording;
 use super::observed::ReplicaSlot;
 
 /// Why a pod (or service) is deleted.
@@ -103,11 +104,21 @@ pub struct ReplicaExit {
     pub exit_code: i32,
     /// When it exited, which tells two exits of one slot apart.
     pub finished_at: Option<Timestamp>,
-    /// The `ExitedWithCode` event to record.
-    pub event: JobEvent,
 }
 
 impl ReplicaExit {
+    /// The reason of its event.
+    pub const REASON: &'static str = "ExitedWithCode";
+
+    /// The `ExitedWithCode` event to record for it, once: worded only for the exits a runtime
+    /// has not reported yet, not at every plan that lists them again.
+    #[must_use]
+    pub fn event(&self, job: &TrainingJob) -> JobEvent {
+        let pod = self.slot.name(job.name());
+        let message = Wording::new(job).exited_with_code(&pod, self.exit_code);
+        JobEvent::new(EventType::Normal, Self::REASON, message)
+    }
+
     /// What identifies this exit among the exits that later plans list again.
     #[must_use]
     pub fn key(&self) -> (ReplicaSlot, Option<Timestamp>, i32) {

@@ -31,7 +31,7 @@ use super::observed::{
     Observed, ObservedGang, ObservedReplica, PodGroupPhase, PodPhase, ReplicaSlot, Resource,
     RestartBackoff, Shortfall, WaitingFact,
 };
-use super::plan::{Deletion, Plan, PodGroupAction, Transition};
+use super::plan::{Deletion, EventType, Plan, PodGroupAction, ReplicaExit, Transition};
 use super::replicas::ReplicaView;
 use crate::podgroup::GangScheduler;
 use crate::test_jobs::load_job;
@@ -356,12 +356,16 @@ pub(crate) fn essentials(plan: &Plan, observed: &Observed) -> String {
     }
     // The exits read as the events a runtime records for them (once each), before the rest.
     if !plan.events.is_empty() || !plan.exits.is_empty() {
-        let events: Vec<String> = plan
-            .exits
-            .iter()
-            .map(|exit| &exit.event)
-            .chain(&plan.events)
-            .map(|e| format!("{} {}", e.type_.as_str(), e.reason))
+        let exits = plan.exits.iter().map(|_| {
+            let normal = EventType::Normal.as_str();
+            format!("{normal} {}", ReplicaExit::REASON)
+        });
+        let events: Vec<String> = exits
+            .chain(
+                plan.events
+                    .iter()
+                    .map(|e| format!("{} {}", e.type_.as_str(), e.reason)),
+            )
             .collect();
         parts.push(format!("events {}", events.join(", ")));
     }

@@ -601,11 +601,10 @@ impl Runner<'_> {
         for slot in &plan.create_pods {
             self.create_pod(slot);
         }
-        let mut reported_exits = std::mem::take(&mut self.reported_exits);
-        for exit in reported_exits.unreported(&plan.exits) {
-            self.record_event(&exit.event);
+        for exit in self.reported_exits.unreported(&plan.exits) {
+            let event = exit.event(&self.job);
+            self.record_event(&event);
         }
-        self.reported_exits = reported_exits;
         for event in &plan.events {
             self.record_event(event);
         }
