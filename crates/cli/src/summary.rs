@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use trainctl_local::logs::Console;
+use trainctl_local::process::logs::Console;
 use trainctl_local::runner::{RunEnd, RunReport};
 
 use crate::table::Table;

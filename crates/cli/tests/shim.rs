@@ -1,11 +1,12 @@
-//! The shim that starts a server's replicas (`trainctl __shim`, `trainctl_local::shim`), driven
-//! as a server drives it: through the reaper it is connected to.
+//! The shim that starts a server's replicas (`trainctl __shim`,
+//! `trainctl_local::process::shim`), driven as a server drives it: through the reaper it is
+//! connected to.
 
 use std::path::Path;
 use std::time::Duration;
 
+use trainctl_local::process::shim;
 use trainctl_local::process::{HelperCommand, Launch, Reaper, StartedProcess};
-use trainctl_local::shim;
 
 fn shim_helper() -> HelperCommand {
     HelperCommand {

@@ -249,6 +249,7 @@ impl Cluster {
             } else {
                 Vec::new()
             },
+            refused: BTreeMap::new(),
             retired_restarts: self.retired_restarts,
             restart_backoff: RestartBackoff::NONE,
         }
@@ -632,6 +633,7 @@ proptest! {
             services,
             gang: None,
             waiting: Vec::new(),
+            refused: BTreeMap::new(),
             retired_restarts: retired,
             restart_backoff: RestartBackoff {
                 initial: SignedDuration::from_secs(i64::from(backoff.0)),

@@ -14,14 +14,14 @@ use tokio::sync::{Notify, mpsc, watch};
 use trainctl_api::validation::Severity;
 use trainctl_api::{JobConditionType, JobKind, TrainingJob};
 use trainctl_engine::reconcile::{Observed, Transition, reconcile};
-use trainctl_local::logs::Console;
 use trainctl_local::process::Reaper;
-use trainctl_local::process_identity::ProcessIdentity;
+use trainctl_local::process::identity::ProcessIdentity;
+use trainctl_local::process::logs::Console;
+use trainctl_local::process::marker::all_marked_processes;
 use trainctl_local::runner::{
     self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, Supervision, new_record,
 };
 use trainctl_local::store::{JobRecord, Store, StoreError};
-use trainctl_local::watchdog::all_marked_processes;
 
 use crate::metrics::Metrics;
 use crate::queue::Queue;

@@ -10,7 +10,7 @@ use trainctl_engine::ReplicaSlot;
 use trainctl_engine::naming::{
     JOB_NAME_LABEL, OPERATOR_NAME_LABEL, REPLICA_TYPE_LABEL, replica_index,
 };
-use trainctl_local::resources::ReplicaNeeds;
+use trainctl_local::kubelet::resources::ReplicaNeeds;
 use trainctl_operator::job::retired_restarts;
 
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use trainctl_api::manifest::Manifests;
-use trainctl_local::logs::Console;
 use trainctl_local::process::Reaper;
+use trainctl_local::process::logs::Console;
 use trainctl_local::runner::{self, RunEnd, RunReport, Supervision};
 use trainctl_local::store::Store;
 

@@ -1,9 +1,9 @@
-//! `trainctl __shim`: the parent of a server's replicas (see `trainctl_local::shim`).
+//! `trainctl __shim`: the parent of a server's replicas (see `trainctl_local::process::shim`).
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use trainctl_local::shim;
+use trainctl_local::process::shim;
 
 use crate::cli::ShimArgs;
 

@@ -1,9 +1,9 @@
 //! `trainctl __watchdog`: stops a job's replicas if `trainctl run` dies (see
-//! `trainctl_local::watchdog`).
+//! `trainctl_local::process::watchdog`).
 
 use std::process::ExitCode;
 
-use trainctl_local::watchdog;
+use trainctl_local::process::watchdog;
 
 /// Watches until `trainctl` says it is done, or cleans up after it.
 pub fn run() -> anyhow::Result<ExitCode> {

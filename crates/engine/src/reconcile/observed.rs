@@ -239,6 +239,11 @@ pub struct Observed {
     pub gang: Option<ObservedGang>,
     /// Why the runtime cannot start the job's pods now; empty when it can.
     pub waiting: Vec<WaitingFact>,
+    /// The slots whose pod the runtime's last attempt could not create, with what refused it
+    /// (a `ResourceQuota`, an admission webhook: `pods "mnist-worker-1" is forbidden: exceeded
+    /// quota: ...`). Unlike [`Observed::waiting`] they hold nothing back: the plan creates them
+    /// again, and the words say why they are missing.
+    pub refused: BTreeMap<ReplicaSlot, String>,
     /// Restarts made by replicas whose pods no longer count: the [`Plan::retired_restarts`] of
     /// the previous plan, persisted by the runtime (0 for a new job).
     ///

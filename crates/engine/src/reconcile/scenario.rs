@@ -12,7 +12,8 @@
 //! - Observed: `;`-separated pods `worker-1 Failed exit=137 restarts=2 reason=Evicted deleting
 //!   finished=-5s`, or `all Running` for every slot of the job; a service exists for every
 //!   observed pod unless `no services` (`services`: for every slot of the job); `podgroup=Pending` (volcano; `podgroup=none`: not
-//!   created yet), `waiting=gpu:2/1`, `queued=3`, `retired=2`, `backoff=10s`; `nothing`.
+//!   created yet), `waiting=gpu:2/1`, `queued=3`, `retired=2`, `backoff=10s`, `refused=worker-1`
+//!   (its creation refused with [`REFUSAL`]); `nothing`.
 //! - Plan: the conditions (`=False` marks a condition that does not hold) with the newest one's
 //!   reason and message, then what to create and delete, PodGroup, events, requeue, job deletion,
 //!   metrics, and the restart ledger when it moves. `status unchanged` when nothing is written.
@@ -35,6 +36,9 @@ use super::plan::{Deletion, EventType, Plan, PodGroupAction, ReplicaExit, Transi
 use super::replicas::ReplicaView;
 use crate::podgroup::GangScheduler;
 use crate::test_jobs::load_job;
+
+/// What refused the creations of a scenario's `refused=` slots.
+pub(crate) const REFUSAL: &str = "exceeded quota: q";
 
 /// The `now` of every scenario: 2026-01-01T00:00:00Z.
 pub(crate) const NOW: Timestamp = Timestamp::constant(1_767_225_600, 0);
@@ -142,6 +146,11 @@ pub(crate) fn observed(text: &str, job: &TrainingJob) -> Observed {
                     }]));
             }
             Some(("retired", n)) => observed.retired_restarts = n.parse().expect("a count"),
+            Some(("refused", slot)) => {
+                observed
+                    .refused
+                    .insert(parse_slot(slot), REFUSAL.to_owned());
+            }
             Some(("backoff", initial)) => {
                 observed.restart_backoff = RestartBackoff {
                     initial: SignedDuration::from_secs(

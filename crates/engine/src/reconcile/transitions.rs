@@ -300,6 +300,13 @@ transitions! {
         observed: "worker-0 Running; worker-1 Pending reason=ImagePullBackOff",
         plan: "Created, Running: TFJobRunning \"TFJob ml/mnist is running.\" (Created \"TFJob mnist is created. Pending: mnist-worker-1 is pending (ImagePullBackOff).\"); events Normal TFJobPending",
     }
+    pending_reason_names_the_pods_the_api_server_refused {
+        spec: "§5 [fix]",
+        job: "TFJob Worker=3",
+        before: "Created",
+        observed: "worker-0 Running; refused=worker-1; refused=worker-2",
+        plan: "Created, Running: TFJobRunning \"TFJob ml/mnist is running.\" (Created \"TFJob mnist is created. Pending: mnist-worker-1 cannot be created (exceeded quota: q); 1 more cannot be created.\"); create pods worker-1, worker-2; create services worker-1, worker-2; events Normal TFJobPending",
+    }
     pending_reason_clears_once_replicas_start {
         spec: "§5 [fix]",
         job: "TFJob Worker=2",

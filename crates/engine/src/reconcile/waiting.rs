@@ -1,7 +1,7 @@
 //! Why replicas cannot start, in plain words **\[fix: Pending reasons are visible\]**.
 //!
-//! Runtimes supply facts ([`WaitingFact`], the gang's PodGroup phase, pending pods' reasons); the
-//! engine words them, e.g. `waiting for 2 GPUs, 1 free`. The words go into the `Created`
+//! Runtimes supply facts ([`WaitingFact`], the gang's PodGroup phase, pending pods' reasons, the
+//! creations the API server refused); the engine words them, e.g. `waiting for 2 GPUs, 1 free`. The words go into the `Created`
 //! condition's message and a `<Kind>Pending` event.
 
 use std::fmt::Write as _;
@@ -69,7 +69,29 @@ pub(crate) fn reasons(
     if pending > PENDING_PODS_NAMED {
         words.push(format!("{} more pending", pending - PENDING_PODS_NAMED));
     }
+    words.extend(refusals(job, observed));
     (!words.is_empty()).then(|| words.join("; "))
+}
+
+/// The pods that could not be created and why: the first in full, the rest counted (a quota
+/// refuses them all alike).
+fn refusals(job: &TrainingJob, observed: &Observed) -> Vec<String> {
+    let mut refused = observed
+        .refused
+        .iter()
+        .filter(|(slot, _)| !observed.pods.contains_key(*slot));
+    let Some((slot, why)) = refused.next() else {
+        return Vec::new();
+    };
+    let mut words = vec![format!(
+        "{} cannot be created ({why})",
+        slot.name(job.name())
+    )];
+    let more = refused.count();
+    if more > 0 {
+        words.push(format!("{more} more cannot be created"));
+    }
+    words
 }
 
 fn fact(fact: &WaitingFact) -> String {

@@ -1,11 +1,19 @@
 //! Gang admission against the machine, shared with every other trainctl process through the
-//! store: what other running jobs hold is not free.
+//! store: what other running jobs hold is not free. On a server, a job first waits for its turn
+//! in the admission queue. An admitted job has its ports reserved and every replica prepared;
+//! one that can never run here (too large, or a replica that cannot run as written) fails at
+//! once.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use trainctl_engine::reconcile::Shortfall;
+use trainctl_engine::reconcile::{Shortfall, WaitingFact};
 
-use crate::admission::{Admission, Allocation, FreeResources, admit};
-use crate::resources::{NodeCapacity, ReplicaNeeds};
+use super::launch::{LaunchContext, LaunchError, prepare};
+use super::{RunEnd, RunError, Runner};
+use crate::kubelet::admission::{Admission, Allocation, FreeResources, admit};
+use crate::kubelet::ports::PortReservation;
+use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
 use crate::store::{Store, StoreError};
 
 /// What an admitted job holds while it runs, as the store keeps it.
@@ -70,4 +78,89 @@ pub fn try_admit(
         }
     })?;
     Ok(attempt.expect("reserve calls decide exactly once"))
+}
+
+impl Runner<'_> {
+    /// One admission attempt of a job not admitted yet: its place in the queue, then the
+    /// machine. `Some` when the job ended instead: it can never run here.
+    pub(super) fn seek_admission(
+        &mut self,
+        store: &mut Store,
+        needs: &[ReplicaNeeds],
+    ) -> Result<Option<RunEnd>, RunError> {
+        let ahead = self
+            .oversight
+            .coordinator
+            .map_or(0, |coordinator| coordinator.ahead(&self.uid));
+        if ahead > 0 {
+            self.waiting = vec![WaitingFact::Queued];
+            return Ok(None);
+        }
+        let message = match try_admit(store, &self.uid, needs, &self.settings.capacity)? {
+            Attempt::Admitted(allocation) => {
+                if let Some(coordinator) = self.oversight.coordinator {
+                    coordinator.leave(&self.uid);
+                }
+                match self.admit(&allocation)? {
+                    Ok(()) => return Ok(None),
+                    Err(message) => message,
+                }
+            }
+            Attempt::Wait(shortfalls) => {
+                self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
+                return Ok(None);
+            }
+            Attempt::NeverFits(message) => message,
+        };
+        self.fail_at_once(store, &message)?;
+        Ok(Some(RunEnd::Failed))
+    }
+
+    /// Checks that every replica can run here as written (env references, commands, working
+    /// directories), as [`Runner::admit`] does, for a job that is not admitted yet.
+    pub(super) fn check_runnable(&self) -> Result<(), String> {
+        let context = self.launch_context();
+        let ports = BTreeMap::new();
+        prepare(&self.job, &ports, &Allocation::default(), &context)
+            .map(drop)
+            .map_err(|errors| cannot_run(&errors))
+    }
+
+    /// Where and with what the job's replicas are prepared.
+    pub(super) fn launch_context(&self) -> LaunchContext<'_> {
+        LaunchContext {
+            companions: &self.companions,
+            capacity: &self.settings.capacity,
+            node_name: &self.settings.node_name,
+            logs_dir: &self.logs_dir,
+            console: self.console,
+        }
+    }
+
+    /// Takes the admitted GPUs, reserves a port per slot and prepares every replica; says why
+    /// when a replica cannot run here as written.
+    fn admit(&mut self, allocation: &Allocation) -> Result<Result<(), String>, RunError> {
+        let slots = trainctl_engine::objects::replica_slots(&self.job);
+        let ports = PortReservation::reserve(slots)
+            .map_err(|source| RunError::Io {
+                operation: "cannot reserve loopback ports for the replicas",
+                source,
+            })?
+            .release();
+        let prepared = match prepare(&self.job, &ports, allocation, &self.launch_context()) {
+            Ok(prepared) => prepared,
+            Err(errors) => return Ok(Err(cannot_run(&errors))),
+        };
+        self.changes.replicas(prepared.keys().cloned());
+        self.prepared = prepared;
+        self.waiting.clear();
+        self.admitted = true;
+        Ok(Ok(()))
+    }
+}
+
+/// The message of a job whose replicas cannot run here as written.
+fn cannot_run(errors: &[LaunchError]) -> String {
+    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    format!("cannot run on this machine: {}", lines.join("; "))
 }

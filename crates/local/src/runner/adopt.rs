@@ -22,8 +22,9 @@ use trainctl_engine::reconcile::ReplicaSlot;
 use super::launch::prepare;
 use super::pod::LocalPod;
 use super::{Exit, RunError, Runner};
-use crate::admission::Allocation;
-use crate::process::{adopted_exit, kill_marked_where};
+use crate::kubelet::admission::Allocation;
+use crate::process::marker::kill_marked_where;
+use crate::process::shim::{self, adopted_exit};
 use crate::store::{ReplicaRecord, ReplicaState, Store};
 
 impl Runner<'_> {
@@ -104,7 +105,7 @@ impl Runner<'_> {
             {
                 let started_at = record.started_at.unwrap_or_else(jiff::Timestamp::now);
                 let generation = pod.started(replica.pid, started_at);
-                let exit_file = crate::shim::exit_file(&prepared.launch.log_path);
+                let exit_file = shim::exit_file(&prepared.launch.log_path);
                 let uid = self.uid.clone();
                 let slot = slot.clone();
                 // A replica that is gone is seen at once; one that runs is waited for.
@@ -119,7 +120,7 @@ impl Runner<'_> {
                 });
             }
             self.pods.insert(slot.clone(), pod);
-            self.dirty.insert(slot);
+            self.changes.replica(slot);
         }
     }
 }

@@ -14,12 +14,12 @@ use trainctl_engine::addressing::Addressing;
 use trainctl_engine::objects::{BuildOptions, build_objects, replica_slots};
 use trainctl_engine::reconcile::ReplicaSlot;
 
-use crate::admission::Allocation;
-use crate::env::{EnvContext, resolve_env};
-use crate::expand::expand_command_and_args;
-use crate::logs::Console;
+use crate::kubelet::admission::Allocation;
+use crate::kubelet::env::{EnvContext, resolve_env};
+use crate::kubelet::expand::expand_command_and_args;
+use crate::kubelet::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
 use crate::process::Launch;
-use crate::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
+use crate::process::logs::Console;
 use crate::runner::pod::PodRestart;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use trainctl_api::{ConditionStatus, JobStatus};
 use trainctl_engine::reconcile::{PodPhase, ReplicaSlot};
 
-use crate::logs::Console;
+use crate::process::logs::Console;
 use crate::runner::pod::LocalPod;
 use crate::store::{ReplicaRecord, ReplicaState};
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use trainctl_api::manifest::Companion;
 
 use super::StoreError;
-use crate::process_identity::ProcessIdentity;
+use crate::process::identity::ProcessIdentity;
 
 /// A timestamp as RFC 3339 with nanoseconds: fixed width, so text order is time order.
 pub(super) fn timestamp_text(time: Timestamp) -> String {

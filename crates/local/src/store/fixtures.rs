@@ -8,15 +8,15 @@ use tempfile::TempDir;
 use trainctl_api::{ReplicaType, TrainingJob, manifest};
 
 use super::{EventRecord, JobRecord, ReplicaRecord, ReplicaState};
-use crate::process_identity::ProcessIdentity;
+use crate::process::identity::ProcessIdentity;
 
 /// A fresh state directory, removed when dropped.
-pub(super) fn state_dir() -> TempDir {
+pub(crate) fn state_dir() -> TempDir {
     tempfile::tempdir().expect("create a temporary state dir")
 }
 
 /// The multi-worker TFJob example, defaulted by the manifest loader.
-pub(super) fn example_tfjob() -> TrainingJob {
+pub(crate) fn example_tfjob() -> TrainingJob {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/tfjob-multi-worker.yaml");
     let mut loaded = manifest::load_file(&file);
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
@@ -24,7 +24,7 @@ pub(super) fn example_tfjob() -> TrainingJob {
 }
 
 /// A running TFJob named `name` in `default`, with a fresh uid.
-pub(super) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecord {
+pub(crate) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecord {
     let uid = uuid::Uuid::new_v4().to_string();
     let mut job = example_tfjob();
     job.metadata_mut().name = Some(name.to_owned());
@@ -46,7 +46,7 @@ pub(super) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecor
 }
 
 /// The identity of a process that has exited and been reaped.
-pub(super) fn dead_process() -> ProcessIdentity {
+pub(crate) fn dead_process() -> ProcessIdentity {
     let mut child = Command::new("true").spawn().expect("spawn `true`");
     let pid = i32::try_from(child.id()).expect("pid fits in i32");
     let identity = ProcessIdentity::of(pid).expect("an unreaped child has a /proc entry");
@@ -55,7 +55,7 @@ pub(super) fn dead_process() -> ProcessIdentity {
 }
 
 /// A PyTorchJob named `name` in `default`, run by this process, with a fresh uid.
-pub(super) fn pytorch_record(name: &str) -> JobRecord {
+pub(crate) fn pytorch_record(name: &str) -> JobRecord {
     let yaml = format!(
         "apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -84,7 +84,7 @@ spec:
 }
 
 /// A replica of job `job_uid` that has not started, on port 40000.
-pub(super) fn pending_replica(
+pub(crate) fn pending_replica(
     job_uid: &str,
     replica_type: ReplicaType,
     index: i32,
@@ -113,7 +113,7 @@ pub(super) fn pending_replica(
 
 /// The same replica as [`pending_replica`] after it failed, every field set: run by this
 /// process, restarted twice, killed for memory after 5 s.
-pub(super) fn failed_replica(
+pub(crate) fn failed_replica(
     job_uid: &str,
     replica_type: ReplicaType,
     index: i32,
@@ -134,7 +134,7 @@ pub(super) fn failed_replica(
 }
 
 /// A `Normal` event with this reason, now.
-pub(super) fn event(reason: &str) -> EventRecord {
+pub(crate) fn event(reason: &str) -> EventRecord {
     EventRecord {
         time: Timestamp::now(),
         type_: "Normal".to_owned(),

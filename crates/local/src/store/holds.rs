@@ -124,7 +124,7 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::process_identity::ProcessIdentity;
+    use crate::process::identity::ProcessIdentity;
     use crate::store::JobRecord;
     use crate::store::fixtures::{dead_process, job_record, state_dir};
 

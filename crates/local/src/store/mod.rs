@@ -7,9 +7,10 @@
 //! write is one transaction (a runner's pass, [`Store::save`], is one too); a write that needs to read first takes the write lock up front
 //! (`BEGIN IMMEDIATE`), so two processes never decide on the same stale view.
 //!
-//! A job's owner is the [`ProcessIdentity`](crate::process_identity::ProcessIdentity) of the trainctl process running it. When that process
-//! is gone (crashed, killed), the job no longer holds resources and a new run of the same name may
-//! replace it: nothing leaks, whatever way trainctl ended.
+//! A job's owner is the [`ProcessIdentity`](crate::process::identity::ProcessIdentity) of the
+//! trainctl process running it. When that process is gone (crashed, killed), the job no longer
+//! holds resources and a new run of the same name may replace it: nothing leaks, whatever way
+//! trainctl ended.
 
 mod changes;
 mod codec;
@@ -22,7 +23,7 @@ mod replicas;
 pub mod schema;
 
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 
 use std::fs::DirBuilder;
 use std::os::unix::fs::DirBuilderExt;

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use trainctl_api::manifest::Companion;
 use trainctl_api::{JobConditionType, JobKind, ReplicaType, TrainingJob};
 
-use crate::process_identity::ProcessIdentity;
+use crate::process::identity::ProcessIdentity;
 
 /// A job as the store keeps it.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,34 +13,43 @@
 //! - `ended PGID`: that group is gone;
 //! - `remove DIR`: a directory to remove (the logs of the run this job replaced), the rest of
 //!   the line: work that can wait for idle CPU, done even if `trainctl` dies;
-//! - `done`: `trainctl` stopped everything itself; the watchdog exits.
+//! - `done`: `trainctl` stopped everything itself; the watchdog exits. `trainctl` then kills it
+//!   (it may not have read that far) and waits until it is gone ([`Watchdog::dismiss`]): no
+//!   process of the run outlives `trainctl`, the watchdog included, however little CPU
+//!   `SCHED_IDLE` leaves it.
 //!
 //! When the pipe closes without `done`, the watchdog does what `trainctl` would have done: it sends
 //! `SIGTERM` to every group it knows and to every process whose environment carries the job's
-//! [`MARKER_ENV`] (processes that left their group with `setsid` keep their environment), waits
-//! for the longest grace period, and sends `SIGKILL` to whatever is left.
+//! [`MARKER_ENV`](super::marker::MARKER_ENV) (processes that left their group with `setsid` keep
+//! their environment), waits for the longest grace period, and sends `SIGKILL` to whatever is
+//! left.
+//!
+//! [`run`] is the watchdog's side of the pipe, [`Watchdog`] `trainctl`'s.
 
 use std::collections::BTreeMap;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ChildStdin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::unistd::{Pid, getpid};
+use nix::unistd::Pid;
 use thread_priority::ThreadPriority;
 use thread_priority::unix::{
     NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
     thread_native_id,
 };
+use tokio::sync::oneshot;
 
-use crate::process::kill_marked;
-use crate::process_identity;
+use super::child::Waiters;
+use super::marker::{kill_marked, marked_processes};
 
-/// The variable `trainctl` adds to every replica's environment: the job's uid. It marks the
-/// processes a job started, wherever they went.
-pub const MARKER_ENV: &str = "TRAINCTL_JOB_UID";
+/// How long `trainctl` waits for the watchdog it killed to be gone: at once, unless the machine
+/// is so busy that even a killed process waits for a CPU to end on.
+const DISMISSED_WITHIN: Duration = Duration::from_secs(3);
 
 /// How often the watchdog looks whether everything it stopped is gone.
 const POLL: Duration = Duration::from_millis(50);
@@ -134,42 +143,118 @@ fn anything_left(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>) -> boo
         || job_uid.is_some_and(|uid| !marked_processes(uid).is_empty())
 }
 
-/// The live processes (not zombies) whose environment has `MARKER_ENV=job_uid`.
-#[must_use]
-pub fn marked_processes(job_uid: &str) -> Vec<Pid> {
-    scan_marked(|uid| uid == job_uid.as_bytes())
-        .into_iter()
-        .map(|(pid, _)| pid)
-        .collect()
+/// The pipe to the job's watchdog. Lines are buffered until [`Watchdog::flush`], so a pass that
+/// starts many replicas wakes the watchdog once; a replica it has not heard of yet is still
+/// stopped if trainctl dies, found by its marker.
+#[derive(Debug)]
+pub struct Watchdog {
+    pid: i32,
+    input: Option<BufWriter<ChildStdin>>,
+    /// The watchdog's exit code, from the reaper.
+    exit: oneshot::Receiver<i32>,
+    /// The reaper's children, the watchdog among them until it is reaped.
+    waiters: Waiters,
+    /// The directories handed to the watchdog to remove.
+    removing: Vec<PathBuf>,
 }
 
-/// Every live process that carries a job's marker, with the job's uid, in one look at the
-/// process table.
-#[must_use]
-pub fn all_marked_processes() -> Vec<(Pid, String)> {
-    scan_marked(|_| true)
-}
+impl Watchdog {
+    /// The watchdog `pid`, reading `input`, a child of the reaper of `waiters`, which sends its
+    /// exit code to `exit`.
+    pub(super) fn new(
+        pid: i32,
+        input: BufWriter<ChildStdin>,
+        exit: oneshot::Receiver<i32>,
+        waiters: Waiters,
+    ) -> Watchdog {
+        Watchdog {
+            pid,
+            input: Some(input),
+            exit,
+            waiters,
+            removing: Vec::new(),
+        }
+    }
 
-/// The live processes other than this one whose marker's value `wanted` accepts.
-fn scan_marked(wanted: impl Fn(&[u8]) -> bool) -> Vec<(Pid, String)> {
-    let me = getpid().as_raw();
-    let prefix = format!("{MARKER_ENV}=");
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != me)
-        .filter_map(|pid| {
-            let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-            let uid = environ
-                .split(|&byte| byte == 0)
-                .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
-                .filter(|uid| wanted(uid))?;
-            let uid = String::from_utf8_lossy(uid).into_owned();
-            process_identity::is_running(pid).then(|| (Pid::from_raw(pid), uid))
-        })
-        .collect()
+    /// The watchdog's pid.
+    #[must_use]
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Tells the watchdog which job it guards, at once: should trainctl die from here on, the
+    /// watchdog finds the job's processes by their marker, even those it has not heard of.
+    pub fn guard(&mut self, job_uid: &str) {
+        self.say(&format!("job {job_uid}"));
+        self.flush();
+    }
+
+    /// Tells the watchdog about a replica's process group and its grace period.
+    pub fn watch(&mut self, pgid: i32, grace: Duration) {
+        self.say(&format!("group {pgid} {}", grace.as_secs_f64()));
+    }
+
+    /// Tells the watchdog that a replica's process group is gone.
+    pub fn forget(&mut self, pgid: i32) {
+        self.say(&format!("ended {pgid}"));
+    }
+
+    /// Hands the watchdog a directory to remove (a replaced run's logs), at once: it removes it
+    /// on CPU that nothing else wants, even if trainctl dies meanwhile. `false` when it cannot
+    /// take it (the watchdog is gone, or the path is not one line of UTF-8): the caller removes
+    /// the directory itself.
+    pub fn remove_dir(&mut self, dir: &Path) -> bool {
+        let Some(dir) = dir.to_str().filter(|dir| !dir.contains('\n')) else {
+            return false;
+        };
+        self.say(&format!("remove {dir}"));
+        self.flush();
+        if self.input.is_none() {
+            return false;
+        }
+        self.removing.push(PathBuf::from(dir));
+        true
+    }
+
+    /// Tells the watchdog that every replica was stopped; it exits.
+    pub fn done(&mut self) {
+        self.say("done");
+        self.flush();
+        self.input = None;
+    }
+
+    /// Ends the watchdog once the run has stopped everything, and waits until it is gone (for up
+    /// to `DISMISSED_WITHIN`), so that it does not outlive `trainctl`: it is told `done`
+    /// (unless [`Watchdog::done`] did) and killed, as it has nothing left to guard and, at the
+    /// lowest priority on a busy machine, may not even have finished starting. What it was
+    /// handed to remove and did not get to is removed here.
+    pub async fn dismiss(mut self) {
+        self.done();
+        self.waiters.kill(self.pid);
+        let _ = tokio::time::timeout(DISMISSED_WITHIN, self.exit).await;
+        for dir in &self.removing {
+            // Gone already: the watchdog removed it.
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+
+    /// Sends the buffered lines.
+    pub fn flush(&mut self) {
+        if let Some(input) = &mut self.input
+            && input.flush().is_err()
+        {
+            self.input = None;
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        // A watchdog that died cannot be helped; the job goes on without one.
+        if let Some(input) = &mut self.input
+            && writeln!(input, "{line}").is_err()
+        {
+            self.input = None;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +262,7 @@ mod tests {
     use std::process::{Command, Stdio};
 
     use super::*;
+    use crate::process::marker::MARKER_ENV;
 
     /// A `sleep` carrying the marker, once its environment shows it (until `exec`, a new
     /// process still shows its parent's).

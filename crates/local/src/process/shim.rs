@@ -14,10 +14,10 @@
 //!
 //! When the server dies, the shim goes on: the next server connects to it, adopts the replicas
 //! that still run (they are not its children, so it watches them in `/proc` until they are gone,
-//! see [`adopted_exit`](crate::process::adopted_exit)) and reads the exit codes of those that
+//! see [`adopted_exit`]) and reads the exit codes of those that
 //! ended from their exit files. Should the shim die instead, its replicas come back to the server
 //! that started it (their subreaper), which reaps them itself: every replica started through the
-//! shim is also expected by the server's [`Reaper`].
+//! shim is also expected by the server's [`Reaper`](super::Reaper) (its [`Waiters`]).
 //!
 //! The protocol is one JSON object per line: the server says `Hello` with its environment (the
 //! replicas inherit the environment of the server that starts them, not of the one that started
@@ -35,6 +35,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
@@ -42,9 +43,14 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use crate::logs::open_log_file;
-use crate::process::{HelperCommand, KILLED, Launch, Reaper, StartedProcess, Waiters, status_code};
-use crate::watchdog::MARKER_ENV;
+use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, status_code};
+use super::identity::ProcessIdentity;
+use super::logs::open_log_file;
+use super::marker::{MARKER_ENV, kill_marked_where};
+
+/// How often a replica taken over from a server that died (not a child of this process) is
+/// looked at.
+const ADOPTED_POLL: Duration = Duration::from_millis(100);
 
 /// The shim's socket in a state directory.
 #[must_use]
@@ -265,25 +271,26 @@ pub struct Shim {
 }
 
 impl Shim {
-    /// Connects to the shim of `state_dir`, starting one with `helper` when none answers. The
-    /// replicas it starts are expected by `reaper` too: should the shim die, they come back to
-    /// this process.
+    /// Connects to the shim of `state_dir`, starting one with `helper` through `spawn` (which
+    /// returns its pid) when none answers. The replicas it starts are expected by `waiters` too
+    /// (the reaper's): should the shim die, they come back to this process.
     pub fn connect_or_start(
         state_dir: &Path,
         helper: &HelperCommand,
-        reaper: &Reaper,
+        waiters: Waiters,
+        spawn: impl FnOnce(&mut Command) -> io::Result<i32>,
     ) -> io::Result<Shim> {
         let socket = socket_path(state_dir);
         let (mut stream, started_here) = match UnixStream::connect(&socket) {
             Ok(stream) => (stream, false),
-            Err(_) => (start_shim(&socket, helper, reaper)?, true),
+            Err(_) => (start_shim(&socket, helper, spawn)?, true),
         };
         let (answers, replies) = mpsc::channel();
         let exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>> = Arc::default();
         let replies_reader = Replies {
             answers,
             exits: Arc::clone(&exits),
-            waiters: reaper.waiters(),
+            waiters,
         };
         let lines = BufReader::new(stream.try_clone()?);
         thread::Builder::new()
@@ -396,8 +403,12 @@ impl Replies {
     }
 }
 
-/// Starts a shim listening on `socket` and connects to it.
-fn start_shim(socket: &Path, helper: &HelperCommand, reaper: &Reaper) -> io::Result<UnixStream> {
+/// Starts a shim listening on `socket` through `spawn`, and connects to it.
+fn start_shim(
+    socket: &Path,
+    helper: &HelperCommand,
+    spawn: impl FnOnce(&mut Command) -> io::Result<i32>,
+) -> io::Result<UnixStream> {
     let mut command = Command::new(&helper.program);
     command
         .args(&helper.args)
@@ -405,7 +416,7 @@ fn start_shim(socket: &Path, helper: &HelperCommand, reaper: &Reaper) -> io::Res
         .arg(socket)
         .stdin(Stdio::null())
         .process_group(0);
-    let pid = reaper.spawn_helper(&mut command)?;
+    let pid = spawn(&mut command)?;
     // The shim binds its socket as it starts.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
@@ -443,4 +454,19 @@ pub fn recorded_exit_code(exit_file: &Path) -> Option<i32> {
 #[must_use]
 pub fn exit_code(exit_file: &Path) -> i32 {
     recorded_exit_code(exit_file).unwrap_or(KILLED)
+}
+
+/// Waits for a replica that this process took over from a server that died (so it is not this
+/// process's child, but the shim's) until the shim has reaped it, having written its exit code
+/// first; returns that code. A replica whose shim was killed has none, and its group may live on:
+/// it is killed then.
+pub async fn adopted_exit(replica: ProcessIdentity, exit_file: PathBuf, job_uid: String) -> i32 {
+    while replica.exists() {
+        tokio::time::sleep(ADOPTED_POLL).await;
+    }
+    if recorded_exit_code(&exit_file).is_none() {
+        // Only the job's own processes: the group's id may be another's by now.
+        kill_marked_where(&job_uid, |group| group == Some(replica.pid));
+    }
+    exit_code(&exit_file)
 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use trainctl_api::ReplicaType;
 use trainctl_engine::reconcile::{Resource, Shortfall};
 
-use crate::resources::{NodeCapacity, ReplicaNeeds};
+use super::resources::{NodeCapacity, ReplicaNeeds};
 
 /// What is free on this machine now: its capacity less what admitted jobs hold.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

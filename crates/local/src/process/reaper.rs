@@ -1,0 +1,266 @@
+//! The reaper: starts replica processes in their own process groups, reaps them (and whatever
+//! they leave behind), and starts the helpers, the [`watchdog`](super::watchdog) and the
+//! [`shim`](super::shim).
+//!
+//! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file)
+//! when it shows it, else the replica writes to its log file itself; the replica ends with
+//! `trainctl`. A server has the shim start it instead, writing to its log file itself, so that it
+//! outlives a server that dies and the next server takes it over
+//! ([`adopted_exit`](super::shim::adopted_exit)).
+//!
+//! `trainctl` is the child subreaper of everything its replicas start: a process whose parent
+//! exits comes back to `trainctl` rather than to init, so nothing a replica starts can slip away
+//! while the job runs. One reaper thread waits for every child. When a replica's main process
+//! exits, its group is killed before the process is reaped (a container's processes end with its
+//! main process, and the exited process still holds the group's id, so the signal cannot reach a
+//! recycled one); anything else that comes back is reaped as it ends, and killed when the job
+//! ends.
+
+use std::io::{self, BufWriter};
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock, PoisonError};
+use std::thread;
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, fcntl};
+use nix::sys::prctl;
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
+use nix::unistd::Pid;
+use rustix::process::{Pid as RustixPid, setpriority_process};
+use tokio::sync::oneshot;
+
+use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiting, status_code};
+use super::logs::{Console, open_log_file, pump};
+use super::marker::{MARKER_ENV, kill_marked};
+use super::shim::Shim;
+use super::watchdog::Watchdog;
+
+/// The watchdog's nice value: the lowest priority.
+const WATCHDOG_NICE: i32 = 19;
+
+/// The capacity asked for each replica's output pipe (Linux's default unprivileged maximum).
+const PIPE_SIZE: i32 = 1 << 20;
+
+/// Starts processes and reaps every child of this process.
+#[derive(Debug)]
+pub struct Reaper {
+    waiting: Waiting,
+    /// Wakes the reaper thread when a child is started while it has none.
+    wake: mpsc::Sender<()>,
+    /// The shim that starts a server's replicas, once connected.
+    shim: OnceLock<Shim>,
+}
+
+impl Reaper {
+    /// Makes this process the subreaper of its descendants and starts the reaper thread. Only one
+    /// reaper may run in a process, and nothing else in it may wait for children.
+    pub fn start() -> io::Result<Reaper> {
+        prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+        let waiting: Waiting = Arc::default();
+        let (wake, woken) = mpsc::channel();
+        let shared = Arc::clone(&waiting);
+        thread::Builder::new()
+            .name("reaper".to_owned())
+            .spawn(move || reap(&shared, &woken))?;
+        Ok(Reaper {
+            waiting,
+            wake,
+            shim: OnceLock::new(),
+        })
+    }
+
+    /// Starts `command`; its exit code goes to `exit`, if given.
+    fn spawn(
+        &self,
+        command: &mut Command,
+        exit: Option<oneshot::Sender<i32>>,
+    ) -> io::Result<std::process::Child> {
+        // Held across the spawn: a process that exits at once is looked up only after this.
+        let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let child = command.spawn()?;
+        waiting.insert(child.id() as i32, exit);
+        drop(waiting);
+        let _ = self.wake.send(());
+        Ok(child)
+    }
+
+    /// Connects to the shim of `state_dir` (starting it with `helper` if none runs, reaped
+    /// quietly), through which [`Reaper::start_kept_replica`] starts replicas.
+    pub fn connect_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<()> {
+        let waiters = Waiters(Arc::clone(&self.waiting));
+        let spawn = |command: &mut Command| Ok(self.spawn(command, None)?.id().cast_signed());
+        let shim = Shim::connect_or_start(state_dir, helper, waiters, spawn)?;
+        self.shim
+            .set(shim)
+            .map_err(|_| io::Error::other("the reaper is connected to a shim already"))
+    }
+
+    /// Kills what the job `job_uid` left behind outside its replicas' groups (processes that
+    /// called `setsid`): every process marked with the job's uid.
+    ///
+    /// Once every replica's main process is gone, anything a replica started is a descendant of
+    /// one of this process's children (it is their subreaper). When every child is a process this
+    /// reaper started (some job's replica or watchdog), nothing was left behind, and the process
+    /// table is not scanned: a server ends jobs while others run, and a scan reads every
+    /// process's environment.
+    ///
+    /// What the replicas of a shim that another process started leave behind does not come back
+    /// here: the table is always scanned then.
+    pub fn kill_strays(&self, job_uid: &str) {
+        if self.shim.get().is_some_and(|shim| !shim.started_here()) {
+            kill_marked(job_uid);
+            return;
+        }
+        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let left_behind =
+            children().is_none_or(|children| children.iter().any(|pid| !waiting.contains_key(pid)));
+        drop(waiting);
+        if left_behind {
+            kill_marked(job_uid);
+        }
+    }
+
+    /// Starts a replica: `launch`'s command in a new process group, with its output going to its
+    /// log file and, when it shows replicas' output, `console`, marked as the job `job_uid`'s.
+    pub fn start_replica(
+        &self,
+        launch: &Launch,
+        job_uid: &str,
+        console: &Console,
+    ) -> io::Result<StartedProcess> {
+        let (program, args) = launch
+            .argv
+            .split_first()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
+        let file = open_log_file(&launch.log_path)?;
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(launch.env.iter().map(|(name, value)| (name, value)))
+            .env(MARKER_ENV, job_uid)
+            .stdin(Stdio::null())
+            .process_group(0);
+        if let Some(dir) = &launch.working_dir {
+            command.current_dir(dir);
+        }
+        let piped = if console.shows_logs() {
+            let (reader, writer) = io::pipe()?;
+            // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
+            // default size is kept where the system refuses.
+            let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+            command.stdout(writer.try_clone()?).stderr(writer);
+            Some((reader, file))
+        } else {
+            // Nothing to show: no pipe, no copy.
+            command.stdout(file.try_clone()?).stderr(file);
+            None
+        };
+        let (sender, exit) = oneshot::channel();
+        let child = self.spawn(&mut command, Some(sender))?;
+        // The command holds the pipe's write ends; the pump must see only the replica's.
+        drop(command);
+        let pump = piped
+            .map(|(reader, file)| pump(reader, file, console.clone(), launch.prefix.clone()))
+            .transpose()?;
+        Ok(StartedProcess {
+            pid: child.id() as i32,
+            exit,
+            pump,
+        })
+    }
+
+    /// Starts a replica that can outlive this process, through the [`shim`](super::shim)
+    /// (see [`Reaper::connect_shim`]): `launch`'s command in a new process group, with its
+    /// output appended straight to its log file, marked as the job `job_uid`'s.
+    pub fn start_kept_replica(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
+        self.shim
+            .get()
+            .ok_or_else(|| io::Error::other("no shim to start the replica: connect to one first"))?
+            .start(launch, job_uid)
+    }
+
+    /// Starts a watchdog (see [`super::watchdog`]), before the job it will guard is known: it
+    /// guards the job [`Watchdog::guard`] names.
+    pub fn start_watchdog(&self, helper: &HelperCommand) -> io::Result<Watchdog> {
+        let mut command = Command::new(&helper.program);
+        command
+            .args(&helper.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .process_group(0);
+        // Its exit is awaited at the end of the run (`Watchdog::dismiss`). Like a replica's
+        // group, its own is killed as it exits: it starts no process, so that kills nothing.
+        let (sender, exit) = oneshot::channel();
+        let mut child = self.spawn(&mut command, Some(sender))?;
+        // The lowest nice value: its start (a whole start of this binary) then takes CPU no
+        // one else wants, not the replicas' or trainctl's, until it moves itself to
+        // `SCHED_IDLE`; should trainctl die, its work is a few signals. Where the system
+        // refuses, it runs at trainctl's priority.
+        if let Some(pid) = RustixPid::from_raw(child.id().cast_signed()) {
+            let _ = setpriority_process(Some(pid), WATCHDOG_NICE);
+        }
+        let input = child
+            .stdin
+            .take()
+            .ok_or_else(|| io::Error::other("the watchdog has no stdin"))?;
+        Ok(Watchdog::new(
+            child.id() as i32,
+            BufWriter::new(input),
+            exit,
+            Waiters(Arc::clone(&self.waiting)),
+        ))
+    }
+}
+
+/// The reaper thread: waits for any child; for a replica, kills what is left of its group before
+/// reaping it and reports its exit code.
+fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
+    loop {
+        match waitid(Id::All, WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(status) => {
+                let Some(pid) = status.pid() else { continue };
+                let sender = waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&pid.as_raw());
+                if matches!(sender, Some(Some(_))) {
+                    let _ = killpg(pid, Signal::SIGKILL);
+                }
+                let code = waitpid(pid, None).map_or(KILLED, status_code);
+                if let Some(Some(sender)) = sender {
+                    let _ = sender.send(code);
+                }
+            }
+            Err(Errno::EINTR) => {}
+            // No child: sleep until one is started (or the reaper is gone).
+            Err(_) => {
+                if woken.recv().is_err() {
+                    return;
+                }
+                while woken.try_recv().is_ok() {}
+            }
+        }
+    }
+}
+
+/// Sends `signal` to a replica's process group; a group that is gone already is no error.
+pub fn signal_group(pgid: i32, signal: Signal) {
+    let _ = killpg(Pid::from_raw(pgid), signal);
+}
+
+/// This process's children, from `/proc/self/task/*/children`; `None` when they cannot be read.
+fn children() -> Option<Vec<i32>> {
+    let mut children = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let text = std::fs::read_to_string(task.ok()?.path().join("children")).ok()?;
+        children.extend(
+            text.split_whitespace()
+                .filter_map(|pid| pid.parse::<i32>().ok()),
+        );
+    }
+    Some(children)
+}

@@ -1,0 +1,178 @@
+//! The loop of a run: observe the pods, ask the engine, apply its plan, and wait for what
+//! changes next (an exit, a timer, the admission queue, a stop request).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use trainctl_engine::reconcile::{Observed, reconcile};
+
+use super::control::StopRequest;
+use super::{Exit, RunEnd, RunError, Runner, end, launch, sleep_until};
+use crate::store::Store;
+
+/// At most this many reconciles in a row without waiting for anything, against a plan that never
+/// settles.
+const MAX_IMMEDIATE_RECONCILES: usize = 100;
+
+/// What woke the runner up.
+enum Wake {
+    Exit(Exit),
+    Timer,
+    Queue,
+    Stop(StopRequest),
+}
+
+impl Runner<'_> {
+    /// Runs the job to its end, or until a request from outside ends the run.
+    pub(super) async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
+        self.announce();
+        let needs = match launch::needs(&self.job) {
+            Ok(needs) => needs,
+            Err(error) => {
+                self.fail_at_once(store, &error.to_string())?;
+                return Ok(RunEnd::Failed);
+            }
+        };
+        let turn = self
+            .oversight
+            .coordinator
+            .and_then(|coordinator| coordinator.turn(&self.uid));
+        let mut immediate = 0;
+        // Whether a job not admitted at once was checked: can every replica run here as
+        // written? Admission finds out by preparing them.
+        let mut checked = false;
+        loop {
+            if !self.admitted
+                && !self.job.run_policy().is_suspended()
+                && let Some(end) = self.seek_admission(store, &needs)?
+            {
+                return Ok(end);
+            }
+            if !self.admitted && !checked {
+                // Before anything waits: a job that cannot run here fails now, not once admitted.
+                if let Err(message) = self.check_runnable() {
+                    self.fail_at_once(store, &message)?;
+                    return Ok(RunEnd::Failed);
+                }
+                checked = true;
+            }
+            let reconciled = Instant::now();
+            let plan = reconcile(&self.job, &self.observed(), Timestamp::now());
+            if let Some(coordinator) = self.oversight.coordinator {
+                coordinator.reconciled(&self.job, &plan.transitions, reconciled.elapsed());
+            }
+            let busy = !plan.create_pods.is_empty()
+                || !plan.delete_pods.is_empty()
+                || plan.status.is_some();
+            self.apply(plan);
+            if self.is_finished() {
+                break;
+            }
+            if self.job.run_policy().is_suspended() && self.exits.is_empty() && !busy {
+                // Every replica is gone: what is left is to give back the resources.
+                self.wind_down(store).await?;
+                return Ok(RunEnd::Suspended);
+            }
+            if busy && immediate < MAX_IMMEDIATE_RECONCILES {
+                immediate += 1;
+                continue;
+            }
+            immediate = 0;
+            self.write_when_due(store)?;
+            let timer = self.next_timer();
+            let waits_in_queue = !self.admitted && turn.is_some();
+            let wake = tokio::select! {
+                Some(Ok(exit)) = self.exits.join_next() => Wake::Exit(exit),
+                () = sleep_until(timer) => Wake::Timer,
+                () = my_turn(turn.as_deref()), if waits_in_queue => Wake::Queue,
+                request = self.oversight.stops.recv() => Wake::Stop(request),
+            };
+            match wake {
+                Wake::Exit(exit) => {
+                    self.on_exit(&exit);
+                    // Exits that came together are decided together: one reconcile, one write.
+                    while let Some(Ok(exit)) = self.exits.try_join_next() {
+                        self.on_exit(&exit);
+                    }
+                }
+                Wake::Timer => self.on_timer(),
+                Wake::Queue => {}
+                Wake::Stop(StopRequest::Suspend) => {
+                    self.job.run_policy_mut().suspend = Some(true);
+                    self.changes.job();
+                }
+                Wake::Stop(request) => return self.stop(request, store).await,
+            }
+        }
+        self.wind_down(store).await?;
+        Ok(end::outcome(&self.job))
+    }
+
+    /// Says once that images are not used, and what is not run locally.
+    fn announce(&self) {
+        let images = launch::images(&self.job);
+        let kind = self.job.kind().singular();
+        let name = self.job.name();
+        let images = if images.is_empty() {
+            String::new()
+        } else {
+            let list = images.into_iter().collect::<Vec<_>>().join(", ");
+            format!(" (not used locally: {list})")
+        };
+        self.console.say(&format!(
+            "running {kind}/{name} on this machine: each replica runs its command with this machine's programs and files; container images are not pulled{images}"
+        ));
+        for (replica_type, names) in launch::not_run_locally(&self.job) {
+            self.console.say(&format!(
+                "{replica_type}: only the main container runs locally; not run: {}",
+                names.join(", ")
+            ));
+        }
+    }
+
+    /// What the engine observes: the pods, the services, and why the job waits.
+    fn observed(&self) -> Observed {
+        Observed {
+            pods: self
+                .pods
+                .iter()
+                .filter(|(_, pod)| !pod.gone)
+                .map(|(slot, pod)| (slot.clone(), pod.observed()))
+                .collect(),
+            services: self.services.clone(),
+            gang: None,
+            waiting: self.waiting.clone(),
+            // A process is never refused: one that cannot start exits (126 or 127).
+            refused: BTreeMap::new(),
+            retired_restarts: self.retired_restarts,
+            restart_backoff: self.settings.backoff,
+        }
+    }
+
+    /// The earliest of: a restart due, a kill due, the engine's requeue, the next admission try,
+    /// the next write.
+    fn next_timer(&self) -> Option<Instant> {
+        let pods = self.pods.values().filter_map(|pod| {
+            if pod.running.is_some() {
+                pod.deleting
+            } else {
+                pod.restart_due
+            }
+        });
+        let admission = (!self.admitted).then(|| Instant::now() + self.settings.admission_poll);
+        pods.chain(self.requeue_at)
+            .chain(admission)
+            .chain(self.changes.due())
+            .min()
+    }
+}
+
+/// Resolves when it may be the job's turn in the admission queue; never without a queue.
+async fn my_turn(turn: Option<&Notify>) {
+    match turn {
+        Some(turn) => turn.notified().await,
+        None => std::future::pending().await,
+    }
+}

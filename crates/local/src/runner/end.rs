@@ -1,0 +1,274 @@
+//! The end of a run, however it ends: the job finished, a request from outside (Ctrl-C, suspend,
+//! delete, a server's shutdown), or a job that can never run here. Replicas still running are
+//! stopped (`SIGTERM` to their group, their grace period, then `SIGKILL`; at once on a second
+//! Ctrl-C), what they left behind is killed, the watchdog is told, and the outcome goes to the
+//! store with the resources given back, in one write.
+//!
+//! What is decided here without a process (which pods to stop, the status of a job ended by
+//! trainctl rather than by the engine, how the run ended) is a plain function, with unit tests.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use nix::sys::signal::Signal;
+use tokio::time::Instant;
+use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, TrainingJob};
+use trainctl_engine::reconcile::ReplicaSlot;
+
+use super::control::StopRequest;
+use super::pod::LocalPod;
+use super::write_behind::WRITE_DELAY;
+use super::{RunEnd, RunError, Runner, report, sleep_until};
+use crate::process::marker::kill_marked;
+use crate::process::reaper::signal_group;
+use crate::store::Store;
+
+impl Runner<'_> {
+    /// Ends the run on a request from outside: every replica stopped, the resources given back.
+    pub(super) async fn stop(
+        &mut self,
+        request: StopRequest,
+        store: &mut Store,
+    ) -> Result<RunEnd, RunError> {
+        if let StopRequest::Interrupt(signal) = request {
+            self.console.say(&format!(
+                "{}: stopping every replica (press Ctrl-C again to kill them now)",
+                signal_words(signal)
+            ));
+            self.interrupt(signal);
+        }
+        self.wind_down(store).await?;
+        Ok(end_of(request))
+    }
+
+    /// The end of every run: the replicas still running are stopped, then the outcome, their
+    /// ends and the resources given back go in one write. A stop that takes longer than
+    /// [`WRITE_DELAY`] (a grace period) has the outcome written first.
+    pub(super) async fn wind_down(&mut self, store: &mut Store) -> Result<(), RunError> {
+        self.stop_all(store).await?;
+        self.write_changes(store, true)
+    }
+
+    /// Records that the user stopped the run: the job fails with reason `Interrupted`.
+    fn interrupt(&mut self, signal: Signal) {
+        let message = format!(
+            "{} {} was interrupted ({}); its replicas were stopped.",
+            self.job.kind().as_str(),
+            self.job.name(),
+            signal.as_str()
+        );
+        self.finish_with(JobConditionType::Failed, "Interrupted", &message);
+    }
+
+    /// Fails the job before it starts: it can never run on this machine as written. What it was
+    /// admitted with is given back in the same write.
+    pub(super) fn fail_at_once(
+        &mut self,
+        store: &mut Store,
+        message: &str,
+    ) -> Result<(), RunError> {
+        let reason = format!("{}Failed", self.job.kind().as_str());
+        self.finish_with(JobConditionType::Failed, &reason, message);
+        self.write_changes(store, true)
+    }
+
+    /// Ends the job with a condition the engine did not decide (it never saw why).
+    fn finish_with(&mut self, type_: JobConditionType, reason: &str, message: &str) {
+        let status = finished_status(&self.job, type_, reason, message, &Time(Timestamp::now()));
+        report::condition_changes(self.job.status(), &status, self.console);
+        *self.job.status_mut() = Some(status);
+        self.changes.job();
+    }
+
+    /// Stops every replica still running: `SIGTERM` to its group, then `SIGKILL` after its grace
+    /// period (at once on a second Ctrl-C); marks them stopped for the write that follows. Once
+    /// the stop has taken [`WRITE_DELAY`], what is known is written: the outcome does not wait
+    /// for a grace period. Then what the replicas left behind is killed, and the watchdog is
+    /// told that nothing is left to guard.
+    async fn stop_all(&mut self, store: &mut Store) -> Result<(), RunError> {
+        let prepared = &self.prepared;
+        let grace_of = |slot: &ReplicaSlot| {
+            prepared
+                .get(slot)
+                .map_or(Duration::ZERO, |p| p.launch.grace)
+        };
+        let stopping = stop_pods(&mut self.pods, grace_of, Instant::now());
+        for &pid in &stopping.terminate {
+            signal_group(pid, Signal::SIGTERM);
+        }
+        self.changes.replicas(stopping.changed);
+        let mut write_at = Some(Instant::now() + WRITE_DELAY);
+        while !self.exits.is_empty() {
+            let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
+            tokio::select! {
+                Some(Ok(exit)) = self.exits.join_next() => {
+                    if let Some(watchdog) = &mut self.oversight.watchdog {
+                        watchdog.forget(exit.pid);
+                    }
+                    if let Some(pod) = self.pods.get_mut(&exit.slot) {
+                        exited_while_stopping(pod, exit.generation, exit.code);
+                    }
+                    self.changes.replica(exit.slot);
+                }
+                () = sleep_until(deadline) => self.kill_overdue(Instant::now()),
+                () = sleep_until(write_at) => {
+                    write_at = None;
+                    self.flush(store)?;
+                }
+                _ = self.oversight.stops.recv() => self.kill_all(),
+            }
+        }
+        if self.adopted {
+            kill_marked(&self.uid);
+        } else {
+            self.reaper.kill_strays(&self.uid);
+        }
+        if let Some(watchdog) = &mut self.oversight.watchdog {
+            watchdog.done();
+        }
+        Ok(())
+    }
+
+    /// `SIGKILL` to every replica still running (a second Ctrl-C).
+    fn kill_all(&mut self) {
+        for pod in self.pods.values() {
+            if let Some(running) = pod.running {
+                signal_group(running.pid, Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// What stopping the pods at the end of a run changed and asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Stopping {
+    /// The slots whose records changed.
+    changed: Vec<ReplicaSlot>,
+    /// The process groups to send `SIGTERM`.
+    terminate: Vec<i32>,
+}
+
+/// Marks every pod that has not ended as stopped by trainctl: none restarts any more; one whose
+/// process runs has `grace_of` its slot, from `now`, before it is killed (its group is to get
+/// `SIGTERM`, unless it is being deleted already); a finished or deleted pod stays as it is.
+fn stop_pods(
+    pods: &mut BTreeMap<ReplicaSlot, LocalPod>,
+    grace_of: impl Fn(&ReplicaSlot) -> Duration,
+    now: Instant,
+) -> Stopping {
+    let mut stopping = Stopping::default();
+    for (slot, pod) in pods {
+        pod.restart_due = None;
+        if let Some(running) = pod.running {
+            pod.stopped = true;
+            if pod.deleting.is_none() {
+                pod.deleting = Some(now + grace_of(slot));
+                stopping.terminate.push(running.pid);
+            }
+        } else if !pod.is_finished() && !pod.gone {
+            pod.stopped = true;
+        } else {
+            continue;
+        }
+        stopping.changed.push(slot.clone());
+    }
+    stopping
+}
+
+/// A pod's process of `generation` exited with `code` while the run stops: the pod keeps its
+/// phase (it was stopped, not ended by its own doing) and records the code. An exit of an older
+/// start changes nothing.
+fn exited_while_stopping(pod: &mut LocalPod, generation: u64, code: i32) {
+    if pod.running.is_some_and(|r| r.generation == generation) {
+        pod.running = None;
+        pod.exit_code = Some(code);
+    }
+}
+
+/// The status of `job` ended by trainctl with a condition `type_` (`reason`, `message`) at
+/// `now`: as when the engine ends a job, a `Pending` explanation in `Created` no longer holds,
+/// and `Running` or `Restarting` is no longer true.
+fn finished_status(
+    job: &TrainingJob,
+    type_: JobConditionType,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) -> JobStatus {
+    let mut status = job.status().cloned().unwrap_or_default();
+    let kind = job.kind().as_str();
+    let created = format!("{kind} {} is created.", job.name());
+    match status
+        .conditions
+        .iter_mut()
+        .find(|c| c.type_ == JobConditionType::Created)
+    {
+        Some(existing) => existing.message.clone_from(&created),
+        None => status.conditions.push(condition(
+            JobConditionType::Created,
+            &format!("{kind}Created"),
+            &created,
+            now,
+        )),
+    }
+    for existing in &mut status.conditions {
+        if matches!(
+            existing.type_,
+            JobConditionType::Running | JobConditionType::Restarting
+        ) && existing.status == ConditionStatus::True
+        {
+            existing.status = ConditionStatus::False;
+            existing.last_transition_time = Some(now.clone());
+        }
+    }
+    status
+        .conditions
+        .push(condition(type_, reason, message, now));
+    status.completion_time = Some(now.clone());
+    status
+}
+
+fn condition(type_: JobConditionType, reason: &str, message: &str, now: &Time) -> JobCondition {
+    JobCondition {
+        type_,
+        status: ConditionStatus::True,
+        reason: reason.to_owned(),
+        message: message.to_owned(),
+        last_update_time: Some(now.clone()),
+        last_transition_time: Some(now.clone()),
+    }
+}
+
+/// How a run whose job finished ended: `Succeeded` when its status says so, else `Failed`.
+pub(super) fn outcome(job: &TrainingJob) -> RunEnd {
+    let succeeded = job
+        .status()
+        .is_some_and(|status| status.is_true(JobConditionType::Succeeded));
+    if succeeded {
+        RunEnd::Succeeded
+    } else {
+        RunEnd::Failed
+    }
+}
+
+/// How a run that `request` stopped ended.
+fn end_of(request: StopRequest) -> RunEnd {
+    match request {
+        StopRequest::Interrupt(signal) => RunEnd::Interrupted(signal),
+        StopRequest::Delete => RunEnd::Deleted,
+        StopRequest::Shutdown | StopRequest::Suspend => RunEnd::Shutdown,
+    }
+}
+
+fn signal_words(signal: Signal) -> &'static str {
+    match signal {
+        Signal::SIGINT => "interrupted (Ctrl-C)",
+        Signal::SIGHUP => "the terminal hung up",
+        _ => "terminated",
+    }
+}
+
+#[cfg(test)]
+mod tests;
