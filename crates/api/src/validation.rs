@@ -470,3 +470,6 @@ fn validate_mpi_launcher(job: &TrainingJob, issues: &mut Vec<Issue>) {
         Some(_) => {}
     }
 }
+
+#[cfg(test)]
+mod tests;

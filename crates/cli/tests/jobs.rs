@@ -423,7 +423,7 @@ fn a_server_that_is_gone_is_no_server() {
 #[test]
 fn submit_of_an_invalid_manifest_reports_as_validate_does_without_a_server() {
     let scratch = Scratch::new("submit-invalid");
-    let corpus = common::tests_dir().join("invalid");
+    let corpus = common::invalid_corpus();
     for file in [
         "backoff-negative.yaml",
         "containers-empty.yaml",

@@ -57,7 +57,7 @@ fn render_works_on_every_valid_fixture() {
 
 #[test]
 fn render_refuses_an_invalid_manifest_with_exit_2() {
-    let path = common::tests_dir().join("invalid/replicas-negative.yaml");
+    let path = common::invalid_corpus().join("replicas-negative.yaml");
     let shown = path.display().to_string();
     let run = trainctl(&["render", "-f", &shown]);
     assert_eq!(run.code, Some(2));

@@ -10,13 +10,14 @@ pub mod addressing;
 pub mod env;
 pub mod naming;
 pub mod objects;
-pub mod podgroup;
 pub mod reconcile;
 
 #[cfg(test)]
 mod test_jobs;
 
 pub use addressing::Addressing;
+/// The PodGroup builder lives with the other object builders; this is its short path.
+pub use objects::podgroup;
+pub use objects::podgroup::PodGroup;
 pub use objects::{BuildOptions, JobObjects, build_objects, build_pod, build_service};
-pub use podgroup::PodGroup;
 pub use reconcile::{Observed, ObservedReplica, Plan, PodPhase, ReplicaSlot, reconcile};

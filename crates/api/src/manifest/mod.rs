@@ -444,3 +444,89 @@ fn load_job(
     }
     Some(job)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The kind a document is read as, or the error's `PATH: message`.
+    fn kind_of(value: &Value) -> Result<&'static str, String> {
+        match document_kind(value) {
+            Ok(DocumentKind::Job(kind)) => Ok(kind.as_str()),
+            Ok(DocumentKind::LegacyTFJob) => Ok("v1alpha1 TFJob"),
+            Ok(DocumentKind::ConfigMap) => Ok("ConfigMap"),
+            Ok(DocumentKind::Secret) => Ok("Secret"),
+            Err(issue) => Err(format!("{}: {}", issue.path, issue.message)),
+        }
+    }
+
+    #[test]
+    fn documents_are_told_apart_by_api_version_and_kind() {
+        for kind in JobKind::ALL {
+            let document = json!({"apiVersion": "kubeflow.org/v1", "kind": kind.as_str()});
+            assert_eq!(kind_of(&document), Ok(kind.as_str()));
+        }
+        for (api_version, kind, read_as) in [
+            ("kubeflow.org/v1alpha1", "TFJob", "v1alpha1 TFJob"),
+            ("v1", "ConfigMap", "ConfigMap"),
+            ("v1", "Secret", "Secret"),
+        ] {
+            let document = json!({"apiVersion": api_version, "kind": kind});
+            assert_eq!(kind_of(&document), Ok(read_as));
+        }
+    }
+
+    #[test]
+    fn other_documents_are_refused_saying_what_is_supported() {
+        assert_eq!(
+            kind_of(&json!({"apiVersion": "kubeflow.org/v1alpha1", "kind": "PyTorchJob"})),
+            Err(format!(
+                "kind: `PyTorchJob` (kubeflow.org/v1alpha1) is not a training job; {SUPPORTED}"
+            ))
+        );
+        assert_eq!(
+            kind_of(&json!({"apiVersion": "kubeflow.org/v1", "kind": "Notebook"})),
+            Err(format!(
+                "kind: `Notebook` is not a kubeflow.org/v1 kind; {SUPPORTED}"
+            ))
+        );
+        assert_eq!(
+            kind_of(&json!({"kind": "TFJob"})),
+            Err(format!("apiVersion: missing or not a string; {SUPPORTED}"))
+        );
+        assert_eq!(
+            kind_of(&json!({"apiVersion": "kubeflow.org/v1", "kind": 3})),
+            Err(format!("kind: missing or not a string; {SUPPORTED}"))
+        );
+        assert_eq!(
+            kind_of(&json!("TFJob")),
+            Err(
+                "(document): expected a mapping with `apiVersion` and `kind`, found a string"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_refused_document_does_not_hide_the_valid_ones() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n\
+                    apiVersion: kubeflow.org/v1\nkind: JAXJob\nmetadata: {name: j}\nspec:\n  \
+                    jaxReplicaSpecs:\n    Worker:\n      template: {spec: {containers: [{name: jax, image: jax}]}}\n";
+        let manifests = load_str("two.yaml", text);
+        let lines: Vec<String> = manifests
+            .diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [format!(
+                "two.yaml:2:7: kind: `Deployment` (apps/v1) is not a training job; {SUPPORTED}"
+            )]
+        );
+        assert_eq!(manifests.jobs.len(), 1);
+        assert_eq!(manifests.jobs[0].job.name(), "j");
+    }
+}

@@ -7,9 +7,9 @@ use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::Serialize;
 use trainctl_api::manifest::Manifests;
+use trainctl_engine::PodGroup;
 use trainctl_engine::addressing::Addressing;
 use trainctl_engine::objects::{BuildOptions, JobObjects, build_objects};
-use trainctl_engine::podgroup::PodGroup;
 
 use crate::cli::RenderArgs;
 use crate::diagnostics;

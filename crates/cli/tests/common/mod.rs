@@ -76,6 +76,11 @@ pub fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
 }
 
+/// The invalid-manifest corpus, which belongs to the api crate (`crates/api/tests/invalid`).
+pub fn invalid_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../api/tests/invalid")
+}
+
 /// Every manifest fixture (seeds and upstream examples, not the CRDs), sorted.
 pub fn fixture_manifests() -> Vec<PathBuf> {
     let mut files = Vec::new();

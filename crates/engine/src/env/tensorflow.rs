@@ -36,8 +36,8 @@ struct TfConfig<'a> {
 /// The sparse `TF_CONFIG` of `enableDynamicWorker`: no `environment`.
 #[derive(Serialize)]
 struct SparseTfConfig<'a> {
-    /// Upstream's JSON key is `sparseCluster`, kept for byte-identical output.
-    #[serde(rename = "sparseCluster")]
+    /// `cluster`, the key TensorFlow reads, as upstream writes it since v1.7 (earlier
+    /// versions wrote `sparseCluster`, which TensorFlow ignores).
     cluster: SparseCluster<'a>,
     task: Task<'a>,
 }
@@ -47,7 +47,9 @@ struct SparseTfConfig<'a> {
 struct SparseCluster<'a> {
     /// Worker index to address (serialized with the index as a string key, like Go).
     worker: BTreeMap<i32, &'a str>,
-    ps: &'a [String],
+    /// `None` is written `null`, as Go writes a nil slice: a worker's copy of the job's `ps`
+    /// list when the job has no `PS` at all.
+    ps: Option<&'a [String]>,
 }
 
 /// This replica's own entry.
@@ -146,15 +148,14 @@ impl ClusterConfig {
             let own = self.own(&lowercase, index);
             let mut cluster = SparseCluster {
                 worker: BTreeMap::new(),
-                ps: &[],
+                ps: Some(&[]),
             };
             match replica_type {
-                ReplicaType::PS => cluster.ps = std::slice::from_ref(own),
+                ReplicaType::PS => cluster.ps = Some(std::slice::from_ref(own)),
                 ReplicaType::Worker => {
-                    // Upstream copies the job's `ps` list, which is Go's nil slice
-                    // (`"ps":null`) when the job has no PS at all. We always write a list:
-                    // `"ps":[]` for no PS.
-                    cluster.ps = self.cluster.get("ps").map_or(&[], Vec::as_slice);
+                    // Upstream copies the job's `ps` list: Go's nil slice (`"ps":null`) when the
+                    // job has no PS at all, an empty list (`"ps":[]`) for `PS` with 0 replicas.
+                    cluster.ps = self.cluster.get("ps").map(Vec::as_slice);
                     cluster.worker.insert(index, own.as_str());
                 }
                 _ => {}
@@ -490,7 +491,7 @@ spec:
         let job = load_job(&dynamic(FULL_JOB));
         assert_eq!(
             config(&job, &ReplicaType::Worker, 1),
-            r#"{"sparseCluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"]},"task":{"type":"worker","index":1}}"#
+            r#"{"cluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":["j-ps-0.ns.svc:2222","j-ps-1.ns.svc:2222"]},"task":{"type":"worker","index":1}}"#
         );
     }
 
@@ -499,7 +500,7 @@ spec:
         let job = load_job(&dynamic(FULL_JOB));
         assert_eq!(
             config(&job, &ReplicaType::PS, 1),
-            r#"{"sparseCluster":{"worker":{},"ps":["j-ps-1.ns.svc:2222"]},"task":{"type":"ps","index":1}}"#
+            r#"{"cluster":{"worker":{},"ps":["j-ps-1.ns.svc:2222"]},"task":{"type":"ps","index":1}}"#
         );
     }
 
@@ -508,20 +509,37 @@ spec:
         let job = load_job(&dynamic(FULL_JOB));
         assert_eq!(
             config(&job, &ReplicaType::Chief, 0),
-            r#"{"sparseCluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}"#
+            r#"{"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}"#
         );
         assert_eq!(
             config(&job, &ReplicaType::Evaluator, 0),
-            r#"{"sparseCluster":{"worker":{},"ps":[]},"task":{"type":"evaluator","index":0}}"#
+            r#"{"cluster":{"worker":{},"ps":[]},"task":{"type":"evaluator","index":0}}"#
         );
     }
 
     #[test]
-    fn sparse_tf_config_worker_without_ps_gets_empty_ps_list() {
+    fn sparse_tf_config_worker_without_ps_gets_ps_null_as_upstream_writes_it() {
         let job = load_job(&dynamic(DYNAMIC_NO_PS));
         assert_eq!(
             config(&job, &ReplicaType::Worker, 0),
-            r#"{"sparseCluster":{"worker":{"0":"j-worker-0.ns.svc:2222"},"ps":[]},"task":{"type":"worker","index":0}}"#
+            r#"{"cluster":{"worker":{"0":"j-worker-0.ns.svc:2222"},"ps":null},"task":{"type":"worker","index":0}}"#
+        );
+        // The other types start from an empty list, as upstream's do.
+        assert_eq!(
+            config(&job, &ReplicaType::Chief, 0),
+            r#"{"cluster":{"worker":{},"ps":[]},"task":{"type":"chief","index":0}}"#
+        );
+    }
+
+    #[test]
+    fn sparse_tf_config_worker_with_zero_ps_replicas_gets_an_empty_ps_list() {
+        // Upstream's cluster map has a `ps` key with an empty, non-nil list here.
+        let yaml = DYNAMIC_NO_PS.to_owned()
+            + "    PS:\n      replicas: 0\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
+        let job = load_job(&dynamic(&yaml));
+        assert_eq!(
+            config(&job, &ReplicaType::Worker, 1),
+            r#"{"cluster":{"worker":{"1":"j-worker-1.ns.svc:2222"},"ps":[]},"task":{"type":"worker","index":1}}"#
         );
     }
 
@@ -539,7 +557,7 @@ spec:
         assert_eq!(
             tf_config(&job, &ReplicaType::Worker, 0, &addressing).as_deref(),
             Some(
-                r#"{"sparseCluster":{"worker":{"0":"127.0.0.1:40100"},"ps":["127.0.0.1:40200","127.0.0.1:2222"]},"task":{"type":"worker","index":0}}"#
+                r#"{"cluster":{"worker":{"0":"127.0.0.1:40100"},"ps":["127.0.0.1:40200","127.0.0.1:2222"]},"task":{"type":"worker","index":0}}"#
             )
         );
     }

@@ -1,11 +1,16 @@
 //! The Kubernetes objects that stand for a job (docs/semantics.md §3): a pod and a headless service
 //! per replica slot, the PodGroup under gang scheduling, and MPI's ConfigMap and launcher RBAC.
 //!
+//! Each kind of object has its builder in a submodule (`pod`, `service`, [`podgroup`], [`mpi`]);
+//! the builders use this module's [`BuildOptions`] and [`owner_reference`], and nothing outside
+//! `objects` is used by them but `addressing`, `env` and `naming`.
+//!
 //! Pure and deterministic: the same job and options always give the same objects, in the same
 //! order (replica types in canonical order, indices ascending).
 
 pub mod mpi;
 mod pod;
+pub mod podgroup;
 mod service;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
@@ -15,9 +20,9 @@ use trainctl_api::{ReplicaType, TrainingJob};
 
 use crate::addressing::Addressing;
 use crate::env::JobEnv;
-use crate::podgroup::{self, GangScheduler, PodGroup};
+use podgroup::{GangScheduler, PodGroup};
 
-pub use pod::{build_pod, pod_restart_policy};
+pub use pod::{build_pod, build_pod_with, pod_restart_policy};
 pub use service::build_service;
 
 /// The image of the PyTorch `init-pytorch` container unless the operator says otherwise.

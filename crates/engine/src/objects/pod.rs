@@ -5,10 +5,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, RestartPolicy, TrainingJob};
 
-use super::{BuildOptions, mpi, owner_reference};
+use super::{BuildOptions, mpi, owner_reference, podgroup};
 use crate::env::{JobEnv, pytorch};
 use crate::naming::{pod_labels, replica_name};
-use crate::podgroup;
 
 /// The pod of replica slot `(replica_type, index)`, or `None` when the job has no such type.
 ///
@@ -30,9 +29,11 @@ pub fn build_pod(
     )
 }
 
-/// [`build_pod`] with the job's shared environment already prepared (one [`JobEnv`] serves
-/// every pod of the job).
-pub(super) fn build_pod_with(
+/// [`build_pod`] with the job's shared environment already prepared: one [`JobEnv`] serves
+/// every pod of the job (its TensorFlow cluster map is serialized once), so that a runtime can
+/// build a job's pods one at a time, as it sends them.
+#[must_use]
+pub fn build_pod_with(
     job_env: &JobEnv<'_>,
     job: &TrainingJob,
     replica_type: &ReplicaType,

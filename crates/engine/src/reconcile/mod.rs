@@ -94,7 +94,7 @@ pub use self::plan::{
     Transition,
 };
 pub use self::restart::is_retryable_exit_code;
-pub use crate::podgroup::GangScheduler;
+pub use crate::objects::podgroup::GangScheduler;
 
 /// Decides what to do next for `job`, given what was `observed` of it at `now`.
 ///

@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 use trainctl_api::ReplicaType;
 
 use crate::naming;
-use crate::podgroup::GangScheduler;
+use crate::objects::podgroup::GangScheduler;
 
 /// One replica slot of a job: a replica type and an index (`Worker` 3).
 ///

@@ -34,7 +34,7 @@ use super::observed::{
 };
 use super::plan::{Deletion, EventType, Plan, PodGroupAction, ReplicaExit, Transition};
 use super::replicas::ReplicaView;
-use crate::podgroup::GangScheduler;
+use crate::objects::podgroup::GangScheduler;
 use crate::test_jobs::load_job;
 
 /// What refused the creations of a scenario's `refused=` slots.

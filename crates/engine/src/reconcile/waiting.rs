@@ -12,7 +12,7 @@ use super::observed::{
     Observed, ObservedGang, PodGroupPhase, PodPhase, Resource, Shortfall, WaitingFact,
 };
 use super::replicas::ReplicaView;
-use crate::podgroup::GangScheduler;
+use crate::objects::podgroup::GangScheduler;
 
 /// How many pending pods are named before the rest are only counted.
 const PENDING_PODS_NAMED: usize = 3;

@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
-use crate::objects::owner_reference;
+use super::owner_reference;
 use trainctl_api::quantity::Amount;
 
 /// The gang-scheduler name that selects volcano; any other name selects scheduler-plugins.
