@@ -1,9 +1,10 @@
-//! What the fault tests (`e2e/tests/faults.rs`) need besides the shared helpers: operators they
-//! start and kill themselves, the control plane's components stopped and started through
-//! `scripts/cluster`, the leader Lease, and a [`History`] of every pod or service a namespace
-//! ever held, which proves that nothing was created twice, deleted or re-created.
+//! What the fault tests (`e2e/tests/faults.rs`) and the gang tests (`e2e/tests/gang.rs`) need
+//! besides the shared helpers: operators they start (with flags of their own) and kill
+//! themselves, the control plane's components stopped and started through `scripts/cluster`,
+//! the leader Lease, and a [`History`] of every pod or service a namespace ever held, which
+//! proves that nothing was created twice, deleted or re-created.
 //!
-//! `scripts/e2e` stops its own operator before the fault tests and exports what they need:
+//! `scripts/e2e` stops its own operator before these tests and exports what they need:
 //! `TRAINCTL_E2E_TRAINCTL` (the binary), `TRAINCTL_E2E_OPERATOR_KUBECONFIG` (the
 //! `trainctl-operator` service account's kubeconfig) and `TRAINCTL_CLUSTER_DIR` (the cluster's
 //! folder, for `scripts/cluster stop|start NAME`).
@@ -36,7 +37,7 @@ fn required(variable: &str) -> String {
     std::env::var(variable)
         .ok()
         .filter(|value| !value.is_empty())
-        .unwrap_or_else(|| panic!("{variable} is not set: run the fault tests with scripts/e2e"))
+        .unwrap_or_else(|| panic!("{variable} is not set: run these tests with scripts/e2e"))
 }
 
 /// Waits for `what` at most `limit`, then fails the test. The future is boxed, as in
@@ -63,6 +64,13 @@ impl Operator {
     /// Starts an operator whose Lease holder identity starts with `name` (its `POD_NAME`).
     #[must_use]
     pub fn start(name: &str) -> Operator {
+        Operator::start_with(name, &[])
+    }
+
+    /// Starts an operator as [`Operator::start`] does, with these flags besides
+    /// (`--gang-scheduler-name=volcano`...).
+    #[must_use]
+    pub fn start_with(name: &str, flags: &[&str]) -> Operator {
         let folder = repository().join("target/fault-operators");
         std::fs::create_dir_all(&folder).expect("target/fault-operators is created");
         let log = folder.join(format!(
@@ -78,6 +86,7 @@ impl Operator {
                 "--health-probe-bind-address=127.0.0.1:0",
                 "--log-format=text",
             ])
+            .args(flags)
             .env("KUBECONFIG", required("TRAINCTL_E2E_OPERATOR_KUBECONFIG"))
             .env("POD_NAME", name)
             .env("POD_NAMESPACE", OPERATOR_NAMESPACE)

@@ -317,8 +317,10 @@ async fn fault_a_watch_whose_resource_version_was_compacted_relists() {
             .expect("the pod")
             .uid()
             .expect("a uid");
+        // At once (no grace period): kwok's own deletion of a pod is by name, and could take
+        // the re-created pod for the old one (a kubelet deletes with the pod's uid).
         pod_api
-            .delete("before-worker-0", &DeleteParams::default())
+            .delete("before-worker-0", &DeleteParams::default().grace_period(0))
             .await
             .expect("deleted");
         within_for(

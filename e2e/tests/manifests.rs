@@ -1,18 +1,21 @@
-//! Our users' manifests and upstream's examples on a real API server, and what it showed that
-//! the mock did not: a template's own `TF_CONFIG`, `ExitedWithCode` events, the scheduler's
-//! why for a pending pod, pending pods in no count, the MPI launcher's labels, and
-//! `kubectl get` columns. Run by `scripts/e2e`.
+//! Our users' manifests and upstream's examples applied with kubectl on a real API server, and
+//! what it showed that the mock did not: a template's own `TF_CONFIG`, `ExitedWithCode`
+//! events, the scheduler's why for a pending pod, pending pods in no count, the MPI launcher's
+//! labels, and `kubectl get` columns. Run by `scripts/e2e`.
 
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 use serde_json::json;
-use trainctl_api::JobKind;
+use trainctl_api::manifest::{Companion, Manifests};
+use trainctl_api::{JobKind, TrainingJob};
 use trainctl_e2e::{
     EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_events, await_exists, await_job,
-    await_last_condition, create_job, in_namespace, job_events, jobs, json_of, kubectl, repository,
+    await_last_condition, create_job, in_namespace, job_events, json_of, kubectl, repository,
 };
 use trainctl_engine::objects::{BuildOptions, build_objects};
 use trainctl_operator::job;
@@ -61,11 +64,164 @@ fn main_env(pod: &Pod) -> serde_json::Value {
     env
 }
 
-/// Every seed and upstream example, created as `trainctl --kube submit` creates it (v1alpha1
-/// converted to v1) in a namespace of its own (two examples share a name), gets each pod the
-/// engine renders, with the env and labels it renders, and the Created condition. Pods that
-/// cannot run here (claims and ConfigMaps the cluster lacks) stay Pending: they exist all the
-/// same.
+/// The manifest without the namespace its documents name (a `namespace:` line right under a
+/// top-level `metadata:`), every other line as it is.
+fn without_namespaces(text: &str) -> String {
+    let mut in_metadata = false;
+    let mut out = String::new();
+    for line in text.lines() {
+        if !line.starts_with([' ', '#']) && !line.trim().is_empty() {
+            in_metadata = line.trim_end() == "metadata:";
+        } else if in_metadata && line.starts_with("  namespace:") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Runs `command` with `input` on its standard input; its output.
+fn run_with_input(command: &mut Command, input: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    child
+        .stdin
+        .take()
+        .expect("its stdin")
+        .write_all(input)
+        .expect("its input written");
+    child.wait_with_output().expect("the command ends")
+}
+
+/// What `kubectl apply` prints for each job and companion of `manifests` it creates, sorted.
+fn created_lines(manifests: &Manifests) -> Vec<String> {
+    let mut lines: Vec<String> = manifests
+        .jobs
+        .iter()
+        .map(|loaded| {
+            let job = &loaded.job;
+            format!(
+                "{}.kubeflow.org/{} created",
+                job.kind().singular(),
+                job.name()
+            )
+        })
+        .chain(
+            manifests
+                .companions
+                .iter()
+                .map(|companion| match companion {
+                    Companion::ConfigMap(map) => format!("configmap/{} created", map.name_any()),
+                    Companion::Secret(secret) => format!("secret/{} created", secret.name_any()),
+                }),
+        )
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Applies the fixture `path` with kubectl in `namespace`, as its users would; what kubectl
+/// printed, sorted.
+///
+/// Each fixture goes to a namespace of its own (two examples share a name, and most name
+/// `kubeflow`, the operator's own, or the seeds' `kubeflow-user-example-com`, which the
+/// allreduce test below uses as it is). kubectl refuses `-n` for an object that names another
+/// namespace, so it is given the fixture less its `namespace:` lines (the loader must read the
+/// same jobs from it, namespace aside). A v1alpha1 TFJob cannot be applied: the CRDs serve v1
+/// only, as upstream's did, and kubectl says so; its users convert it with
+/// `trainctl validate -o yaml` (README) and apply that, as here.
+fn apply(path: &Path, text: &str, manifests: &Manifests, namespace: &str) -> Vec<String> {
+    let source = path.display().to_string();
+    let stripped = without_namespaces(text);
+    let reloaded = trainctl_api::manifest::load_str(&source, &stripped);
+    let namespace_of = |companion: &mut Companion| match companion {
+        Companion::ConfigMap(map) => map.metadata.namespace.take(),
+        Companion::Secret(secret) => secret.metadata.namespace.take(),
+    };
+    // Each job and companion with its namespace taken out, and the namespaces taken.
+    let unnamespaced = |manifests: &Manifests| {
+        let mut namespaces = Vec::new();
+        let mut jobs: Vec<TrainingJob> = manifests.jobs.iter().map(|l| l.job.clone()).collect();
+        for job in &mut jobs {
+            namespaces.push(job.metadata_mut().namespace.take());
+        }
+        let mut companions = manifests.companions.clone();
+        namespaces.extend(companions.iter_mut().map(namespace_of));
+        (json_of(&jobs), companions, namespaces)
+    };
+    let (jobs, companions, _) = unnamespaced(manifests);
+    let (jobs_left, companions_left, namespaces_left) = unnamespaced(&reloaded);
+    assert_eq!(jobs_left, jobs, "{source} less its namespaces");
+    assert_eq!(companions_left, companions, "{source} less its namespaces");
+    assert!(
+        namespaces_left.iter().all(Option::is_none),
+        "{source} less its namespaces: {namespaces_left:?}"
+    );
+    let copy = std::env::temp_dir().join(format!(
+        "{namespace}-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .expect("a file name")
+    ));
+    std::fs::write(&copy, &stripped).expect("the copy written");
+    let copy_path = copy.to_str().expect("a UTF-8 path");
+    let is_v1alpha1 = text
+        .lines()
+        .any(|line| line.trim_end() == "apiVersion: kubeflow.org/v1alpha1");
+    let output = if is_v1alpha1 {
+        let refused = Command::new("kubectl")
+            .args(["apply", "-f", copy_path, "-n", namespace])
+            .output()
+            .expect("kubectl runs");
+        let error = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{source}: {error}");
+        assert!(
+            error.contains(
+                "no matches for kind \"TFJob\" in version \"kubeflow.org/v1alpha1\"\nensure CRDs \
+                 are installed first"
+            ),
+            "{source}: {error}"
+        );
+        let trainctl = std::env::var("TRAINCTL_E2E_TRAINCTL")
+            .expect("TRAINCTL_E2E_TRAINCTL: the trainctl binary (scripts/e2e sets it)");
+        let converted = Command::new(trainctl)
+            .args(["validate", "-f", copy_path, "-o", "yaml"])
+            .output()
+            .expect("trainctl validate runs");
+        assert!(converted.status.success(), "{source}: {converted:?}");
+        run_with_input(
+            Command::new("kubectl").args(["apply", "-f", "-", "-n", namespace]),
+            &converted.stdout,
+        )
+    } else {
+        Command::new("kubectl")
+            .args(["apply", "-f", copy_path, "-n", namespace])
+            .output()
+            .expect("kubectl runs")
+    };
+    std::fs::remove_file(&copy).expect("the copy removed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{source}: kubectl apply: {}\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut lines: Vec<String> = stdout.lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// Every seed and upstream example applied with `kubectl apply -f FILE -n NS` (see [`apply`]),
+/// in a namespace of its own: kubectl creates each object of the file, and each job gets the
+/// Created condition and each pod and service the engine renders, with the env and labels it
+/// renders. Pods that cannot run here (claims the cluster lacks, GPUs) stay Pending: they exist
+/// all the same. The seed that is a plain batch/v1 Job is applied too: not ours to run.
 #[tokio::test]
 #[ignore = "needs the e2e control plane: scripts/e2e"]
 async fn every_seed_and_upstream_example_gets_the_pods_the_engine_renders() {
@@ -73,27 +229,25 @@ async fn every_seed_and_upstream_example_gets_the_pods_the_engine_renders() {
         let text = std::fs::read_to_string(&path).expect("a fixture");
         let source = path.display().to_string();
         let manifests = trainctl_api::manifest::load_str(&source, &text);
-        if manifests.jobs.is_empty() {
-            // batch-job-tensorflow.yaml: a plain batch/v1 Job, not ours to run.
-            continue;
-        }
+        // batch-job-tensorflow.yaml holds no job of ours (the loader says so): the others, none
+        // but valid jobs.
         assert!(
-            !manifests.has_errors(),
+            manifests.jobs.is_empty() || !manifests.has_errors(),
             "{source}: {:#?}",
             manifests.diagnostics
         );
         in_namespace("fixture", |client, namespace| async move {
+            let applied = apply(&path, &text, &manifests, &namespace);
+            if manifests.jobs.is_empty() {
+                // batch-job-tensorflow.yaml: a plain batch/v1 Job.
+                assert_eq!(applied, ["job.batch/tensorflow-training-job created"]);
+                return;
+            }
+            assert_eq!(applied, created_lines(&manifests), "{source}");
             for loaded in manifests.jobs {
-                let mut job = loaded.job;
-                job.metadata_mut().namespace = Some(namespace.clone());
-                let object: DynamicObject = serde_json::from_value(json_of(&job)).expect("a job");
-                let kind = job.kind();
-                let stored = jobs(&client, &namespace, kind)
-                    .create(&PostParams::default(), &object)
-                    .await
-                    .unwrap_or_else(|error| panic!("{source}: the API server refuses it: {error}"));
-                let name = stored.name_any();
-                await_job(
+                let kind = loaded.job.kind();
+                let name = loaded.job.name().to_owned();
+                let stored = await_job(
                     &client,
                     &namespace,
                     kind,
@@ -103,8 +257,9 @@ async fn every_seed_and_upstream_example_gets_the_pods_the_engine_renders() {
                 )
                 .await;
                 let read = job::read(kind, &stored).expect("the job reads");
+                let want = build_objects(&read, &BuildOptions::default());
                 let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
-                for want in build_objects(&read, &BuildOptions::default()).pods {
+                for want in want.pods {
                     let got = await_exists(pods.clone(), &want.name_any()).await;
                     assert_eq!(
                         main_env(&got),
@@ -112,6 +267,18 @@ async fn every_seed_and_upstream_example_gets_the_pods_the_engine_renders() {
                         "{source}: {}",
                         want.name_any()
                     );
+                    assert_eq!(got.metadata.labels, want.metadata.labels, "{source}");
+                }
+                let services: Api<Service> = Api::namespaced(client.clone(), &namespace);
+                for want in want.services {
+                    let got = await_exists(services.clone(), &want.name_any()).await;
+                    let ports = |service: &Service| {
+                        let spec = service.spec.as_ref().expect("a spec");
+                        let ports = spec.ports.iter().flatten();
+                        let ports: Vec<_> = ports.map(|p| (p.name.clone(), p.port)).collect();
+                        (spec.cluster_ip.clone(), spec.selector.clone(), ports)
+                    };
+                    assert_eq!(ports(&got), ports(&want), "{source}: {}", want.name_any());
                     assert_eq!(got.metadata.labels, want.metadata.labels, "{source}");
                 }
             }

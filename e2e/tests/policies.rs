@@ -1,18 +1,18 @@
 //! The run policies on a real control plane, against the operator `scripts/e2e` runs: restart
 //! policies and exit-code classes, `backoffLimit`, `activeDeadlineSeconds`, TF `successPolicy`,
-//! `cleanPodPolicy`, and a `ResourceQuota` that refuses pods (docs/semantics.md §5-§6).
+//! `cleanPodPolicy` (docs/semantics.md §5-§6).
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Pod, ResourceQuota};
-use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::wait::{await_condition, conditions};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_e2e::{
-    EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_events, await_exists, await_job,
-    await_last_condition, await_reasons, create_job, in_namespace, kubectl, last_condition, within,
+    EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_exists, await_job,
+    await_last_condition, await_reasons, create_job, in_namespace, last_condition, within,
 };
 
 /// A TFJob `name` of `replicas` workers under `restart_policy`, whose pods exit with `exit` (kwok
@@ -530,72 +530,4 @@ async fn clean_pod_policy_all_deletes_every_pod() {
 async fn clean_pod_policy_none_keeps_every_pod() {
     let left = pods_left_after_success("None", &[]).await;
     assert_eq!(left, ["clean-worker-0", "clean-worker-1"]);
-}
-
-/// A `ResourceQuota` of one pod refuses two of a three-worker job's pods: the job's events carry
-/// `FailedCreatePod` with the API server's `exceeded quota` words, which `kubectl describe`
-/// shows; the job's conditions do not say it (it is Running on worker 0).
-#[tokio::test]
-#[ignore = "needs the e2e control plane: scripts/e2e"]
-async fn a_resource_quota_refusal_is_reported_on_the_job() {
-    in_namespace("quota", |client, namespace| async move {
-        let quotas: Api<ResourceQuota> = Api::namespaced(client.clone(), &namespace);
-        let quota: ResourceQuota = serde_json::from_value(json!({
-            "metadata": {"name": "one-pod"},
-            "spec": {"hard": {"pods": "1"}},
-        }))
-        .expect("a quota");
-        quotas
-            .create(&PostParams::default(), &quota)
-            .await
-            .expect("the quota is created");
-        within(
-            "the quota to be counted",
-            await_condition(
-                quotas.clone(),
-                "one-pod",
-                |quota: Option<&ResourceQuota>| {
-                    quota
-                        .and_then(|quota| quota.status.as_ref())
-                        .and_then(|status| status.hard.as_ref())
-                        .is_some_and(|hard| hard.contains_key("pods"))
-                },
-            ),
-        )
-        .await
-        .expect("the watch works");
-        create_job(&client, &namespace, &tfjob("capped", 3, "Never", None, "")).await;
-        let refused = |events: &[(String, String, String)]| {
-            events.iter().any(|(type_, reason, note)| {
-                type_ == "Warning"
-                    && reason == "FailedCreatePod"
-                    && note.starts_with("Error creating: ")
-                    && note.contains("exceeded quota: one-pod")
-            })
-        };
-        await_events(
-            &client,
-            &namespace,
-            "capped",
-            "FailedCreatePod: exceeded quota",
-            refused,
-        )
-        .await;
-        let job =
-            await_last_condition(&client, &namespace, JobKind::TFJob, "capped", "Running").await;
-        // Only the event says why: the conditions read Created and Running (worker 0 runs).
-        assert_eq!(true_conditions(&job), ["Created", "Running"], "{job:?}");
-        assert_eq!(job.data["status"]["replicaStatuses"]["Worker"]["active"], 1);
-        let described = kubectl(&["-n", &namespace, "describe", "tfjob", "capped"]);
-        assert!(
-            described.contains("FailedCreatePod") && described.contains("exceeded quota: one-pod"),
-            "{described}"
-        );
-        let pods = pods(&client, &namespace)
-            .list(&kube::api::ListParams::default())
-            .await
-            .expect("pods listed");
-        assert_eq!(pods.items.len(), 1, "the quota admits one pod");
-    })
-    .await;
 }

@@ -20,13 +20,15 @@
 //! 6. **delete the job** when its TTL after finishing ran out.
 //!
 //! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
-//! plan); it is returned afterwards so that the controller retries.
+//! plan); it is returned afterwards so that the controller retries. What was created and deleted
+//! is noted in a [`Written`], for the reconcile to wait until its cache shows it
+//! ([`crate::children`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 use futures_util::StreamExt as _;
-use futures_util::future::Either;
+use futures_util::future::{self, Either};
 use futures_util::stream;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
@@ -35,28 +37,37 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
-use trainctl_engine::objects::{JobObjects, build_objects};
+use trainctl_engine::env::JobEnv;
+use trainctl_engine::objects::{JobObjects, build_objects, build_pod_with, build_service};
 use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
 use crate::FIELD_MANAGER;
+use crate::children::Written;
 use crate::context::{Context, child_reference};
 use crate::error::Error;
 use crate::gang;
 use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
+use crate::refusals::Attempt;
 
 /// How many creations (or deletions) of one job are in flight at once.
 pub const PARALLELISM: usize = 32;
 
-/// Executes `plan` for `job`, whose pods and services were `observed`.
+/// How many creations are prepared at once (their objects are built only when sent).
+const CHUNK: usize = 8 * PARALLELISM;
+
+/// Executes `plan` for `job`, whose pods and services were `observed`; notes in `written` the
+/// children it created and deleted.
 pub async fn apply(
     ctx: &Context,
     job: &TrainingJob,
     observed: &Observed,
     plan: &Plan,
+    written: &mut Written,
 ) -> Result<(), Error> {
     let run = Run::new(ctx, job);
-    run.delete(&plan.delete_services, &plan.delete_pods).await?;
+    run.delete(&plan.delete_services, &plan.delete_pods, written)
+        .await?;
     if plan.retired_restarts != observed.retired_restarts {
         run.persist_ledger(plan.retired_restarts).await?;
     }
@@ -67,7 +78,9 @@ pub async fn apply(
             None => {}
         }
     }
-    let created = run.create(&plan.create_services, &plan.create_pods).await;
+    let created = run
+        .create(&plan.create_services, &plan.create_pods, written)
+        .await;
     if let Some(status) = &plan.status {
         write_status(ctx, job.kind(), job.namespace(), job.name(), status).await?;
     }
@@ -107,7 +120,28 @@ struct Outcome {
     kind: &'static str,
     /// The object's name.
     name: String,
+    /// The uid the API server gave an object this call created.
+    uid: Option<String>,
     result: Result<Done, kube::Error>,
+}
+
+impl Outcome {
+    /// Notes a creation or deletion that holds (made by this call or found so) in `written`.
+    fn note(&self, operation: Operation, written: &mut Written) {
+        if self.result.is_err() {
+            return;
+        }
+        let name = self.name.clone();
+        match (operation, self.kind) {
+            (Operation::Create, "Pod") => written.created_pods.push((name, self.uid.clone())),
+            (Operation::Create, "Service") => {
+                written.created_services.push((name, self.uid.clone()));
+            }
+            (Operation::Delete, "Pod") => written.deleted_pods.push(name),
+            (Operation::Delete, "Service") => written.deleted_services.push(name),
+            _ => {}
+        }
+    }
 }
 
 /// A creation or deletion that succeeded.
@@ -184,8 +218,14 @@ impl<'a> Run<'a> {
             .collect()
     }
 
-    /// Deletes the services and pods; the first failure, once every deletion was tried.
-    async fn delete(&self, services: &[Deletion], pods: &[Deletion]) -> Result<(), Error> {
+    /// Deletes the services and pods, noted in `written`; the first failure, once every
+    /// deletion was tried.
+    async fn delete(
+        &self,
+        services: &[Deletion],
+        pods: &[Deletion],
+        written: &mut Written,
+    ) -> Result<(), Error> {
         // The futures are made before the stream runs them: a stream of closures that borrow
         // would not be `Send` (rustc's higher-ranked lifetimes in async fns).
         let services = self.names(services).into_iter();
@@ -194,12 +234,21 @@ impl<'a> Run<'a> {
             .map(|name| Either::Left(delete_one(&self.services, "Service", name)))
             .chain(pods.map(|name| Either::Right(delete_one(&self.pods, "Pod", name))))
             .collect();
-        self.report(Operation::Delete, in_parallel(deletions).await)
+        self.report(Operation::Delete, in_parallel(deletions).await, written)
             .await
     }
 
-    /// Records an event per outcome (several at a time); the first failure, if any.
-    async fn report(&self, operation: Operation, outcomes: Vec<Outcome>) -> Result<(), Error> {
+    /// Notes the outcomes in `written` and records an event per outcome (several at a time);
+    /// the first failure, if any.
+    async fn report(
+        &self,
+        operation: Operation,
+        outcomes: Vec<Outcome>,
+        written: &mut Written,
+    ) -> Result<(), Error> {
+        for outcome in &outcomes {
+            outcome.note(operation, written);
+        }
         let events: Vec<(JobEvent, ObjectReference)> = outcomes
             .iter()
             .filter_map(|outcome| {
@@ -219,7 +268,9 @@ impl<'a> Run<'a> {
         outcomes
             .into_iter()
             .find_map(|outcome| {
-                let Outcome { kind, name, result } = outcome;
+                let Outcome {
+                    kind, name, result, ..
+                } = outcome;
                 result
                     .err()
                     .map(|source| operation.error(kind, name, source))
@@ -246,26 +297,85 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Creates the services and pods of the given slots (and an MPIJob's companions); the first
-    /// failure, once every creation was tried.
-    async fn create(&self, services: &[ReplicaSlot], pods: &[ReplicaSlot]) -> Result<(), Error> {
+    /// Creates the services and pods of the given slots (and an MPIJob's companions), noted in
+    /// `written`; the first failure, once every creation was tried.
+    ///
+    /// Each pod is built when its turn to be sent comes, so that only the ones in flight exist
+    /// at once: a TFJob's pods each carry the whole cluster in `TF_CONFIG` (40 kB apiece for 1,000
+    /// workers), and built all at once they held 40 MB.
+    async fn create(
+        &self,
+        services: &[ReplicaSlot],
+        pods: &[ReplicaSlot],
+        written: &mut Written,
+    ) -> Result<(), Error> {
         if services.is_empty() && pods.is_empty() {
             return Ok(());
         }
-        let objects = build_objects(self.job, &self.ctx.build);
-        if !pods.is_empty() {
-            self.create_companions(&objects).await?;
+        if !pods.is_empty() && matches!(self.job, TrainingJob::Mpi(_)) {
+            self.create_companions(&build_objects(self.job, &self.ctx.build))
+                .await?;
         }
+        let job_env = JobEnv::new(self.job, &self.ctx.build.addressing);
         // Services first, in one stream with the pods: the last services and the first pods
-        // are in flight together.
-        let services = pick(self.job, objects.services, services).into_iter();
-        let pods = pick(self.job, objects.pods, pods).into_iter();
-        let creations = services
-            .map(|service| Either::Left(create_one(&self.services, "Service", service)))
-            .chain(pods.map(|pod| Either::Right(create_one(&self.pods, "Pod", pod))))
+        // are in flight together. The calls' futures are made a chunk at a time (each builds its
+        // object when first polled); a stream of closures that borrow would not be `Send`
+        // (rustc's higher-ranked lifetimes in async fns).
+        let creations: Vec<(&'static str, &ReplicaSlot)> = services
+            .iter()
+            .map(|slot| ("Service", slot))
+            .chain(pods.iter().map(|slot| ("Pod", slot)))
             .collect();
-        self.report(Operation::Create, in_parallel(creations).await)
-            .await
+        let mut outcomes = Vec::with_capacity(creations.len());
+        for chunk in creations.chunks(CHUNK) {
+            let calls: Vec<_> = chunk
+                .iter()
+                .map(|&(kind, slot)| self.create_slot(&job_env, kind, slot))
+                .collect();
+            let done: Vec<Outcome> = stream::iter(calls)
+                .buffered(PARALLELISM)
+                .filter_map(future::ready)
+                .collect()
+                .await;
+            outcomes.extend(done);
+        }
+        self.note_refusals(pods, &outcomes);
+        self.report(Operation::Create, outcomes, written).await
+    }
+
+    /// Builds the `kind` (`Service`, `Pod`) of `slot` and creates it; `None` when the job has
+    /// no such object (an MPIJob has no services).
+    async fn create_slot(
+        &self,
+        job_env: &JobEnv<'_>,
+        kind: &'static str,
+        slot: &ReplicaSlot,
+    ) -> Option<Outcome> {
+        let (replica_type, index) = (&slot.replica_type, slot.index);
+        Some(if kind == "Pod" {
+            let pod = build_pod_with(job_env, self.job, replica_type, index, &self.ctx.build)?;
+            create_one(&self.pods, kind, pod).await
+        } else {
+            let service = build_service(self.job, replica_type, index)?;
+            create_one(&self.services, kind, service).await
+        })
+    }
+
+    /// Notes which of the pods of `slots` were created and which the API server refused.
+    fn note_refusals(&self, slots: &[ReplicaSlot], outcomes: &[Outcome]) {
+        let by_name: BTreeMap<String, &ReplicaSlot> = slots
+            .iter()
+            .map(|slot| (slot.name(self.job.name()), slot))
+            .collect();
+        let attempts = outcomes
+            .iter()
+            .filter(|outcome| outcome.kind == "Pod")
+            .filter_map(|outcome| {
+                let slot = by_name.get(&outcome.name)?;
+                Some(((*slot).clone(), Attempt::of(&outcome.result)))
+            });
+        let uid = self.job.metadata().uid.as_deref().unwrap_or_default();
+        self.ctx.refusals.note(uid, attempts);
     }
 
     /// An MPIJob's launcher RBAC and ConfigMap, before its pods. The service account is only
@@ -296,7 +406,10 @@ impl<'a> Run<'a> {
             apply_all(&bindings, "RoleBinding", &objects.role_bindings).await,
             apply_all(&config_maps, "ConfigMap", &objects.config_maps).await,
         ];
-        for Outcome { kind, name, result } in outcomes.into_iter().flatten() {
+        for Outcome {
+            kind, name, result, ..
+        } in outcomes.into_iter().flatten()
+        {
             result.map_err(|source| Error::Apply { kind, name, source })?;
         }
         Ok(())
@@ -357,18 +470,6 @@ pub fn apply_params() -> PatchParams {
     PatchParams::apply(FIELD_MANAGER).force()
 }
 
-/// The objects named by `slots`, in the slots' order.
-fn pick<K: Resource>(job: &TrainingJob, objects: Vec<K>, slots: &[ReplicaSlot]) -> Vec<K> {
-    let mut by_name: BTreeMap<String, K> = objects
-        .into_iter()
-        .map(|object| (object.meta().name.clone().unwrap_or_default(), object))
-        .collect();
-    slots
-        .iter()
-        .filter_map(|slot| by_name.remove(&slot.name(job.name())))
-        .collect()
-}
-
 /// Server-side applies each object of `kind`, [`PARALLELISM`] at a time.
 async fn apply_all<K>(api: &Api<K>, kind: &'static str, objects: &[K]) -> Vec<Outcome>
 where
@@ -396,7 +497,12 @@ where
         .patch(&name, &apply_params(), &Patch::Apply(&object))
         .await
         .map(|_| Done::Changed);
-    Outcome { kind, name, result }
+    Outcome {
+        kind,
+        name,
+        uid: None,
+        result,
+    }
 }
 
 /// Creates one object of `kind`; one that already exists counts as created.
@@ -409,12 +515,17 @@ where
         dry_run: false,
         field_manager: Some(FIELD_MANAGER.to_owned()),
     };
-    let result = match api.create(&params, &object).await {
-        Ok(_) => Ok(Done::Changed),
-        Err(kube::Error::Api(status)) if status.is_already_exists() => Ok(Done::AlreadySo),
-        Err(error) => Err(error),
+    let (uid, result) = match api.create(&params, &object).await {
+        Ok(created) => (created.meta().uid.clone(), Ok(Done::Changed)),
+        Err(kube::Error::Api(status)) if status.is_already_exists() => (None, Ok(Done::AlreadySo)),
+        Err(error) => (None, Err(error)),
     };
-    Outcome { kind, name, result }
+    Outcome {
+        kind,
+        name,
+        uid,
+        result,
+    }
 }
 
 /// Deletes the object `name` of `kind`; one already gone counts as deleted.
@@ -427,5 +538,10 @@ where
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Done::AlreadySo),
         Err(error) => Err(error),
     };
-    Outcome { kind, name, result }
+    Outcome {
+        kind,
+        name,
+        uid: None,
+        result,
+    }
 }

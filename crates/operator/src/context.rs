@@ -11,6 +11,7 @@ use trainctl_engine::reconcile::JobEvent;
 
 use crate::exits::ReportedExits;
 use crate::metrics::Metrics;
+use crate::refusals::Refusals;
 
 /// The client, the event recorder, the metrics and the operator's settings for the objects it
 /// builds.
@@ -28,6 +29,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// The replica exits already reported.
     pub exits: Arc<ReportedExits>,
+    /// The pod creations the API server refused.
+    pub refusals: Arc<Refusals>,
 }
 
 impl Context {
@@ -46,6 +49,7 @@ impl Context {
             reporter,
             metrics: Arc::default(),
             exits: Arc::default(),
+            refusals: Arc::default(),
         }
     }
 

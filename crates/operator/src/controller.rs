@@ -1,6 +1,6 @@
 //! The controllers: one kube-runtime `Controller` per job kind, watching the kind's jobs (as
-//! [`JobObject`]s, see [`crate::job`]) and the Pods and Services they own, and the reconcile
-//! they all run.
+//! [`JobObject`]s, see [`crate::job`]) and the Pods and Services they own (cached as
+//! [`Children`]), and the reconcile they all run.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,16 +9,17 @@ use futures_util::future;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, PartialObjectMeta};
+use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Resource as _, ResourceExt as _};
 use tokio::sync::{Semaphore, watch};
-use trainctl_api::{JobKind, TrainingJob};
-use trainctl_engine::naming::{self, OPERATOR_NAME_LABEL};
+use trainctl_api::JobKind;
+use trainctl_engine::naming::OPERATOR_NAME_LABEL;
 use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang, Transition};
 
+use crate::children::{self, Children, Written, first_list};
 use crate::context::Context;
 use crate::error::Error;
 use crate::health::Health;
@@ -50,6 +51,7 @@ pub async fn run(
     health: Arc<Health>,
 ) {
     let mut stores = Vec::new();
+    let mut child_stores = Vec::new();
     let mut controllers = Vec::new();
     let namespaces: Vec<Option<&str>> = if scope.namespaces.is_empty() {
         vec![None]
@@ -71,14 +73,25 @@ pub async fn run(
                 stopping: stopping.clone(),
                 health: Arc::clone(&health),
             };
-            let (store, controller) = controller(lane, Arc::clone(&ctx), namespace);
+            let (store, children, controller) = controller(lane, Arc::clone(&ctx), namespace);
             stores.push(store);
+            child_stores.push(children);
             controllers.push(controller);
         }
     }
     let synced = async {
-        let ready = future::join_all(stores.iter().map(Store::wait_until_ready)).await;
-        if ready.iter().all(Result::is_ok) {
+        // Not kube's `Store::wait_until_ready`, which each controller waits on: it wakes only
+        // the last task that waited.
+        let listed = stores.iter().map(|ready| {
+            let mut ready = ready.clone();
+            async move { ready.wait_for(|ready| *ready).await.is_ok() }
+        });
+        let (jobs, _) = future::join(
+            future::join_all(listed),
+            future::join_all(child_stores.iter().map(Children::wait_until_ready)),
+        )
+        .await;
+        if jobs.into_iter().all(|listed| listed) {
             tracing::info!("the job caches are synced");
             health.caches_synced();
         }
@@ -103,24 +116,29 @@ async fn stopped(mut stopping: watch::Receiver<bool>) {
 
 /// The controller of one kind in one namespace (`None`: all): reconciles a job when it
 /// changes, when a pod or service it controls changes, and when its plan asks to be woken up.
-/// Returns its job cache and the controller, to be awaited.
+/// Returns what turns true once its job cache had its first list, its children's caches, and
+/// the controller, to be awaited.
 fn controller(
     lane: Lane,
     ctx: Arc<Context>,
     namespace: Option<&str>,
-) -> (Store<JobObject>, impl Future<Output = ()> + use<>) {
+) -> (
+    watch::Receiver<bool>,
+    Children,
+    impl Future<Output = ()> + use<>,
+) {
     let kind = lane.kind;
     let resource = job::api_resource(kind);
     let client = ctx.client.clone();
     let (jobs, pods, services) = match namespace {
         Some(namespace) => (
             Api::<JobObject>::namespaced_with(client.clone(), namespace, &resource),
-            Api::<PartialObjectMeta<Pod>>::namespaced(client.clone(), namespace),
+            Api::<Pod>::namespaced(client.clone(), namespace),
             Api::<PartialObjectMeta<Service>>::namespaced(client, namespace),
         ),
         None => (
             Api::all_with(client.clone(), &resource),
-            Api::<PartialObjectMeta<Pod>>::all(client.clone()),
+            Api::<Pod>::all(client.clone()),
             Api::<PartialObjectMeta<Service>>::all(client),
         ),
     };
@@ -128,20 +146,42 @@ fn controller(
     let writer = reflector::store::Writer::new(resource.clone());
     let store = writer.as_reader();
     let metrics = Arc::clone(&ctx.metrics);
-    let jobs = reflector::reflector(writer, watcher(jobs, watcher::Config::default()))
+    let jobs =
+        watcher(jobs, watcher::Config::default()).modify(|job| job.metadata.managed_fields = None);
+    let (jobs_listed, jobs_ready) = watch::channel(false);
+    let mut jobs_listed = first_list(jobs_listed);
+    let jobs = reflector::reflector(writer, jobs)
         .inspect_ok(move |event| {
+            jobs_listed(event);
             if let watcher::Event::Delete(job) = event {
                 metrics.deleted(&job.namespace().unwrap_or_default(), kind);
             }
         })
         .applied_objects();
     // Only this kind's children are watched, not every pod of the cluster. Each watch backs off
-    // on its own (crate::watch).
-    let children = watcher::Config::default()
+    // on its own (crate::watch). The caches keep what reconciles read (crate::children): the
+    // pods slimmed, the services' metadata.
+    let selector = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
-    // Metadata only: the owner reference is all a trigger reads.
-    let pods = watcher(pods, children.clone()).touched_objects();
-    let services = watcher(services, children).touched_objects();
+    let (pod_store, pod_writer) = reflector::store();
+    let (service_store, service_writer) = reflector::store();
+    let (pods_listed, pods_ready) = watch::channel(false);
+    let (services_listed, services_ready) = watch::channel(false);
+    let children = Children::new(
+        pod_store,
+        service_store,
+        [pods_ready, services_ready],
+        children::READ_YOUR_WRITES,
+    );
+    let pods = watcher(pods, selector.clone()).modify(children::slim_pod);
+    let pods = reflector::reflector(pod_writer, pods)
+        .inspect_ok(first_list(pods_listed))
+        .touched_objects();
+    let services =
+        watcher(services, selector).modify(|service| children::slim_meta(&mut service.metadata));
+    let services = reflector::reflector(service_writer, services)
+        .inspect_ok(first_list(services_listed))
+        .touched_objects();
     let mut controller = Controller::for_stream_with(
         on_its_own(kind, "jobs", jobs),
         store.clone(),
@@ -162,10 +202,12 @@ fn controller(
             controller.owns_stream_with(on_its_own(kind, "podgroups", pod_groups), resource);
     }
     let cache = store.clone();
+    let lane = Arc::new((lane, children.clone()));
     let running = controller
         .run(
             move |object, ctx| {
-                reconcile_in_turn(lane.clone(), cache.clone(), resource.clone(), object, ctx)
+                let lane = Arc::clone(&lane);
+                reconcile_in_turn(lane, cache.clone(), resource.clone(), object, ctx)
             },
             error_policy,
             ctx,
@@ -182,23 +224,31 @@ fn controller(
                 Err(error) => tracing::warn!(%kind, %error, "watching failed; retrying"),
             }
         });
-    (store, running)
+    (jobs_ready, children, running)
 }
 
-/// Waits for a free thread of the kind (counted in `trainctl_queue_depth` meanwhile), then
-/// reconciles the job as the cache holds it by then; a job that was deleted meanwhile, or a
-/// wait interrupted by shutdown, is dropped. Times the reconcile and counts its error.
+/// Waits for a free thread of the kind (counted in `trainctl_queue_depth` meanwhile) and for
+/// the children's caches to have had their first list, then reconciles the job as the cache
+/// holds it by then; a job that was deleted meanwhile, or a wait interrupted by shutdown, is
+/// dropped. Times the reconcile and counts its error.
 async fn reconcile_in_turn(
-    lane: Lane,
+    lane: Arc<(Lane, Children)>,
     cache: Store<JobObject>,
     resource: ApiResource,
     object: Arc<JobObject>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
+    let (lane, children) = lane.as_ref();
     let kind = lane.kind;
     let queued = ctx.metrics.queued(kind);
+    let ready = async {
+        let permit = lane.gate.acquire().await;
+        // Without its first list, a cache would show a job none of its children.
+        children.wait_until_ready().await;
+        permit
+    };
     let _permit = tokio::select! {
-        permit = lane.gate.acquire() => permit.expect("the gate is never closed"),
+        permit = ready => permit.expect("the gate is never closed"),
         () = stopped(lane.stopping.clone()) => return Ok(Action::await_change()),
     };
     drop(queued);
@@ -215,7 +265,7 @@ async fn reconcile_in_turn(
     // Boxed: a reconcile waiting at the gate is a task of its own (kube spawns one per job that
     // needs it), and inline its future would reserve room for the whole reconcile's state
     // (1.8 kB); 4,500 jobs waiting at once held 8 MB.
-    let outcome = Box::pin(reconcile(kind, object, Arc::clone(&ctx))).await;
+    let outcome = Box::pin(reconcile(kind, object, Arc::clone(&ctx), children)).await;
     ctx.metrics
         .reconciled(kind, started.elapsed(), outcome.as_ref().err());
     outcome
@@ -237,27 +287,31 @@ pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -
     Action::requeue(RETRY_AFTER)
 }
 
-/// Reconciles one job of `kind` now.
+/// Reconciles one job of `kind` now, its pods and services as `children` holds them.
 pub async fn reconcile(
     kind: JobKind,
     object: Arc<JobObject>,
     ctx: Arc<Context>,
+    children: &Children,
 ) -> Result<Action, Error> {
-    reconcile_at(kind, &object, &ctx, Timestamp::now()).await
+    reconcile_at(kind, &object, &ctx, children, Timestamp::now()).await
 }
 
-/// Reconciles one job of `kind` as of `now`: read and validate, fetch, observe, decide, apply.
+/// Reconciles one job of `kind` as of `now`: read and validate, fetch (from `children`),
+/// observe, decide, apply, and wait until `children` shows what was created and deleted.
 #[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
 pub async fn reconcile_at(
     kind: JobKind,
     object: &JobObject,
     ctx: &Context,
+    children: &Children,
     now: Timestamp,
 ) -> Result<Action, Error> {
     if object.meta().deletion_timestamp.is_some() {
         // Kubernetes collects the children through their owner references.
-        ctx.exits
-            .forget(object.meta().uid.as_deref().unwrap_or_default());
+        let uid = object.meta().uid.as_deref().unwrap_or_default();
+        ctx.exits.forget(uid);
+        ctx.refusals.forget(uid);
         return Ok(Action::await_change());
     }
     let job = match job::read(kind, object) {
@@ -271,10 +325,19 @@ pub async fn reconcile_at(
     if let Some(why) = validate::errors(&job) {
         return refuse(kind, object, ctx, &why, now).await;
     }
-    let (pods, services) = fetch(ctx, &job).await?;
+    let (pods, services) = children.of(&job);
     // No restart back-off of our own (`Observed::restart_backoff` stays `NONE`), as upstream:
     // the kubelet backs off in-place restarts, and re-created pods start at once.
-    let mut observed = observe::observe(&job, &pods, &services, job::retired_restarts(&job));
+    let mut observed = observe::observe(
+        &job,
+        pods.iter().map(AsRef::as_ref),
+        services.iter().map(|service| &service.metadata),
+        job::retired_restarts(&job),
+    );
+    drop((pods, services));
+    observed.refused = ctx
+        .refusals
+        .of(job.metadata().uid.as_deref().unwrap_or_default());
     if let Some(scheduler) = ctx.build.gang_scheduler() {
         let pod_group = gang::observe(ctx, &job, &scheduler).await?;
         observed.gang = Some(ObservedGang {
@@ -284,38 +347,15 @@ pub async fn reconcile_at(
     }
     let plan = trainctl_engine::reconcile(&job, &observed, now);
     tracing::debug!(?plan, "planned");
-    apply::apply(ctx, &job, &observed, &plan).await?;
+    let mut written = Written::default();
+    let applied = apply::apply(ctx, &job, &observed, &plan, &mut written).await;
+    children.await_written(&job, &written).await;
+    applied?;
     Ok(plan
         .requeue_after
         .map_or_else(Action::await_change, |after| {
             Action::requeue(after.unsigned_abs())
         }))
-}
-
-/// Lists the job's pods and services by its labels (the API server's view, not a cache: the
-/// plan must not create what exists).
-async fn fetch(ctx: &Context, job: &TrainingJob) -> Result<(Vec<Pod>, Vec<Service>), Error> {
-    let selector = naming::job_labels(job)
-        .iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let params = ListParams::default().labels(&selector);
-    let pods = Api::<Pod>::namespaced(ctx.client.clone(), job.namespace())
-        .list(&params)
-        .await
-        .map_err(|source| Error::ListPods {
-            job: job::display_name(job),
-            source,
-        })?;
-    let services = Api::<Service>::namespaced(ctx.client.clone(), job.namespace())
-        .list(&params)
-        .await
-        .map_err(|source| Error::ListServices {
-            job: job::display_name(job),
-            source,
-        })?;
-    Ok((pods.items, services.items))
 }
 
 /// Fails a job that cannot be read or is invalid, once, with `why`; nothing is created for it.

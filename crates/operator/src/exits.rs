@@ -53,7 +53,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{
-        TF_JOB, cluster, context, finish, in_phase, job, object, owned_pod, serve,
+        TF_JOB, children_holding, cluster, context, finish, in_phase, job, object, owned_pod, serve,
     };
     use crate::reconcile_at;
 
@@ -111,10 +111,11 @@ mod tests {
             .expect("a pod status"),
         );
         let (ctx, handle) = context();
-        let server = serve(handle, cluster(&job, pods, vec![]));
+        let server = serve(handle, cluster(&job));
+        let children = children_holding(pods, vec![]);
         let now = Timestamp::from_second(1_735_689_600).expect("a time");
         for _ in 0..2 {
-            reconcile_at(JobKind::TFJob, &object(TF_JOB), &ctx, now)
+            reconcile_at(JobKind::TFJob, &object(TF_JOB), &ctx, &children, now)
                 .await
                 .expect("reconciled");
         }

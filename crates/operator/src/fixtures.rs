@@ -8,12 +8,15 @@ use http::{Method, Request, Response, StatusCode};
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::Client;
 use kube::client::Body;
+use kube::core::PartialObjectMetaExt as _;
+use kube::runtime::{reflector, watcher};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
 use trainctl_api::TrainingJob;
 use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
+use crate::children::{Children, ServiceMeta, slim_meta, slim_pod};
 use crate::context::Context;
 use crate::job::JobObject;
 
@@ -186,32 +189,55 @@ pub(crate) fn status_body(code: u16, reason: &str) -> Value {
     })
 }
 
-/// Answers like an API server holding `job`, `pods` and `services`: lists return them, applies
-/// and creations echo what was sent, deletions succeed.
-pub(crate) fn cluster(
-    job: &TrainingJob,
-    pods: Vec<Pod>,
-    services: Vec<Service>,
-) -> impl FnMut(&Sent) -> Answer + Send + 'static {
+/// Answers like an API server holding `job`: applies and creations echo what was sent (with a
+/// uid, as the API server gives one), deletions succeed. (The job's pods and services are in
+/// the caches a reconcile reads: [`children_holding`].)
+pub(crate) fn cluster(job: &TrainingJob) -> impl FnMut(&Sent) -> Answer + Send + 'static {
     let job = serde_json::to_value(job).expect("serializes");
     move |sent: &Sent| {
         let path = sent.path();
         match sent.method {
-            Method::GET if path.ends_with("/pods") => (
-                StatusCode::OK,
-                json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": pods}),
-            ),
-            Method::GET if path.ends_with("/services") => (
-                StatusCode::OK,
-                json!({"apiVersion": "v1", "kind": "ServiceList", "metadata": {}, "items": services}),
-            ),
             Method::PATCH if path.starts_with("/apis/kubeflow.org/") => {
                 (StatusCode::OK, job.clone())
             }
             Method::PATCH => (StatusCode::OK, sent.body.clone()),
-            Method::POST => (StatusCode::CREATED, sent.body.clone()),
+            Method::POST => {
+                let mut created = sent.body.clone();
+                let name = created["metadata"]["name"].as_str().unwrap_or_default();
+                created["metadata"]["uid"] = json!(format!("uid-of-{name}"));
+                (StatusCode::CREATED, created)
+            }
             Method::DELETE => (StatusCode::OK, status_body(200, "")),
             _ => (StatusCode::NOT_FOUND, status_body(404, "NotFound")),
         }
     }
+}
+
+/// Caches holding `pods` and `services` (slimmed, as the watches cache them), that show a
+/// reconcile's writes only if they already hold them: [`Children::await_written`] does not wait.
+pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Children {
+    // The first list, as a watch delivers it: what it holds, then the store is ready.
+    let (pod_store, mut pod_writer) = reflector::store();
+    let (service_store, mut service_writer) = reflector::store();
+    pod_writer.apply_watcher_event(&watcher::Event::Init);
+    service_writer.apply_watcher_event(&watcher::Event::Init);
+    for mut pod in pods {
+        slim_pod(&mut pod);
+        pod_writer.apply_watcher_event(&watcher::Event::InitApply(pod));
+    }
+    for service in services {
+        let mut service: ServiceMeta = service.metadata.into_response_partial();
+        slim_meta(&mut service.metadata);
+        service_writer.apply_watcher_event(&watcher::Event::InitApply(service));
+    }
+    pod_writer.apply_watcher_event(&watcher::Event::InitDone);
+    service_writer.apply_watcher_event(&watcher::Event::InitDone);
+    // Both stores had their first list.
+    let ready = [(); 2].map(|()| tokio::sync::watch::channel(true).1);
+    Children::new(pod_store, service_store, ready, Duration::ZERO)
+}
+
+/// Caches that hold no pods and no services.
+pub(crate) fn no_children() -> Children {
+    children_holding(vec![], vec![])
 }

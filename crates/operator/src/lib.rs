@@ -5,14 +5,15 @@
 //!
 //! 1. **read and validate** the job, defaulted; one that cannot be read or is invalid fails
 //!    with the reason, and nothing is created for it — [`job`], [`validate`] (pure);
-//! 2. **fetch** the job's Pods and Services (a label-selected list) and, under gang
-//!    scheduling, its PodGroup — [`controller`], [`gang`];
+//! 2. **fetch** the job's Pods and Services from the watches' caches and, under gang
+//!    scheduling, its PodGroup — [`children`], [`gang`];
 //! 3. **observe**: translate the Pods and Services into the engine's [`Observed`] —
 //!    [`observe`] (pure);
 //! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
-//! 5. **apply** the plan: creation of the objects `trainctl render` prints, deletions, the
-//!    status subresource, events (each replica exit once: [`exits`]), the job's deletion after
-//!    its TTL — [`apply`].
+//! 5. **apply** the plan: creation of the objects `trainctl render` prints (the refused ones
+//!    noted for the next status: [`refusals`]), deletions, the status subresource, events (each
+//!    replica exit once: [`exits`]), the job's deletion after its TTL — [`apply`];
+//! 6. **wait** until the caches show what was created and deleted — [`children`].
 //!
 //! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
 //! half-way is simply run again.
@@ -30,6 +31,7 @@
 //! [`Plan`]: trainctl_engine::Plan
 
 pub mod apply;
+pub mod children;
 pub mod connect;
 pub mod context;
 pub mod controller;
@@ -44,6 +46,7 @@ pub mod manager;
 pub mod metrics;
 pub mod observe;
 pub mod rate_limit;
+pub mod refusals;
 pub mod settings;
 pub mod shutdown;
 pub mod validate;

@@ -177,7 +177,7 @@ mod tests {
 
     use super::*;
     use crate::fixtures::{
-        TF_JOB, cluster, context, finish, job, object, serve, status_body, with_status,
+        TF_JOB, cluster, context, finish, job, no_children, object, serve, status_body, with_status,
     };
     use crate::reconcile_at;
 
@@ -265,7 +265,7 @@ trainctl_leader 0
         let (ctx, handle) = context();
         let ctx = Arc::new(Arc::unwrap_or_clone(ctx).with_metrics(Arc::clone(metrics)));
         let server = serve(handle, answer);
-        let outcome = reconcile_at(JobKind::TFJob, object, &ctx, now()).await;
+        let outcome = reconcile_at(JobKind::TFJob, object, &ctx, &no_children(), now()).await;
         finish(ctx, server).await;
         outcome
     }
@@ -278,7 +278,7 @@ trainctl_leader 0
     async fn a_transition_is_counted_once_its_status_is_written_and_never_again() {
         let metrics = Arc::new(Metrics::default());
         let tfjob = job(TF_JOB);
-        let mut answer = cluster(&tfjob, vec![], vec![]);
+        let mut answer = cluster(&tfjob);
         let status_fails = move |sent: &crate::fixtures::Sent| {
             if sent.method == Method::PATCH && sent.path().ends_with("/status") {
                 (
@@ -300,8 +300,7 @@ trainctl_leader 0
         );
 
         // The retry plans the transition again and writes it: counted once.
-        let outcome =
-            reconcile_into(&metrics, &object(TF_JOB), cluster(&tfjob, vec![], vec![])).await;
+        let outcome = reconcile_into(&metrics, &object(TF_JOB), cluster(&tfjob)).await;
         assert!(outcome.is_ok(), "{outcome:?}");
         assert!(has(&metrics, CREATED), "{}", metrics.encode());
 
@@ -312,7 +311,7 @@ trainctl_leader 0
             "lastUpdateTime": "2025-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z",
         }], "startTime": "2025-01-01T00:00:00Z"});
         let recorded = with_status(object(TF_JOB), &created);
-        let outcome = reconcile_into(&metrics, &recorded, cluster(&tfjob, vec![], vec![])).await;
+        let outcome = reconcile_into(&metrics, &recorded, cluster(&tfjob)).await;
         assert!(outcome.is_ok(), "{outcome:?}");
         assert!(has(&metrics, CREATED), "{}", metrics.encode());
     }
@@ -321,12 +320,7 @@ trainctl_leader 0
     async fn a_refused_job_counts_as_failed_once() {
         let metrics = Arc::new(Metrics::default());
         let manifest = TF_JOB.replace("image: tf", "image: ''");
-        let outcome = reconcile_into(
-            &metrics,
-            &object(&manifest),
-            cluster(&job(TF_JOB), vec![], vec![]),
-        )
-        .await;
+        let outcome = reconcile_into(&metrics, &object(&manifest), cluster(&job(TF_JOB))).await;
         assert!(outcome.is_ok(), "{outcome:?}");
         assert!(has(&metrics, FAILED), "{}", metrics.encode());
         let failed = json!({"conditions": [{
@@ -334,8 +328,7 @@ trainctl_leader 0
             "lastUpdateTime": "2025-01-01T00:00:00Z", "lastTransitionTime": "2025-01-01T00:00:00Z",
         }], "completionTime": "2025-01-01T00:00:00Z"});
         let refused = with_status(object(&manifest), &failed);
-        let outcome =
-            reconcile_into(&metrics, &refused, cluster(&job(TF_JOB), vec![], vec![])).await;
+        let outcome = reconcile_into(&metrics, &refused, cluster(&job(TF_JOB))).await;
         assert!(outcome.is_ok(), "{outcome:?}");
         assert!(has(&metrics, FAILED), "still 1: {}", metrics.encode());
     }

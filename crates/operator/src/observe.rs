@@ -1,11 +1,11 @@
-//! Observation: a job's Pods and Services, as listed from the API server, translated into the
-//! engine's [`Observed`]. Pure; no client in scope.
+//! Observation: a job's Pods and Services, as the operator's watches cached them
+//! ([`crate::children`]), translated into the engine's [`Observed`]. Pure; no client in scope.
 //!
 //! A pod or service counts for the job when the job controls it (a controller owner reference
 //! with the job's uid), its labels name a replica slot, and its name is that slot's name. Anything
 //! else carrying the job's labels (an orphan of an older job of the same name) is not the job's.
 
-use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Pod, PodStatus, Service};
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, TrainingJob};
 use trainctl_engine::naming::{REPLICA_TYPE_LABEL, replica_index};
@@ -16,10 +16,10 @@ const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
 
 /// What was observed of `job`: its pods and services, and the restart ledger kept on the job.
 #[must_use]
-pub fn observe(
+pub fn observe<'a>(
     job: &TrainingJob,
-    pods: &[Pod],
-    services: &[Service],
+    pods: impl IntoIterator<Item = &'a Pod>,
+    services: impl IntoIterator<Item = &'a ObjectMeta>,
     retired_restarts: u32,
 ) -> Observed {
     let mut observed = Observed {
@@ -34,8 +34,8 @@ pub fn observe(
         }
     }
     observed.services = services
-        .iter()
-        .filter_map(|service| slot_of(job, &service.metadata))
+        .into_iter()
+        .filter_map(|service| slot_of(job, service))
         .collect();
     observed
 }
@@ -202,7 +202,7 @@ mod tests {
             pod_with_status(&job, "mnist-chief-0", json!({"phase": "Running"})),
             pod_with_status(&job, "mnist-worker-1", json!({"phase": "Pending"})),
         ];
-        let observed = observe(&job, &pods, &[], 0);
+        let observed = observe(&job, &pods, [], 0);
         let slots: Vec<_> = observed.pods.keys().map(ToString::to_string).collect();
         assert_eq!(slots, ["chief-0", "worker-1"]);
         assert_eq!(
@@ -231,7 +231,7 @@ mod tests {
                 ]
             }),
         );
-        let observed = observe(&job, &[pod], &[], 4);
+        let observed = observe(&job, [&pod], [], 4);
         let replica = &observed.pods[&ReplicaSlot::new(ReplicaType::Worker, 0)];
         assert_eq!(replica.phase, PodPhase::Failed);
         assert_eq!(replica.exit_code, Some(137));
@@ -255,7 +255,7 @@ mod tests {
         pod.metadata.deletion_timestamp = Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH),
         );
-        let observed = observe(&job, &[pod], &[], 0);
+        let observed = observe(&job, [&pod], [], 0);
         assert!(observed.pods[&ReplicaSlot::new(ReplicaType::Worker, 0)].deleting);
     }
 
@@ -283,7 +283,7 @@ mod tests {
                 {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                  "message": "persistentvolumeclaim \"tfevent-volume\" not found"}]}),
         );
-        let observed = observe(&job, &[creating, pulling, unschedulable], &[], 0);
+        let observed = observe(&job, &[creating, pulling, unschedulable], [], 0);
         let why = |type_, index| {
             let pod = &observed.pods[&ReplicaSlot::new(type_, index)];
             (pod.reason.clone(), pod.message.clone())
@@ -310,7 +310,7 @@ mod tests {
         orphan.metadata.owner_references.as_mut().unwrap()[0].uid = "older-job".to_owned();
         let mut renamed = owned_pod(&job, "mnist-worker-1");
         renamed.metadata.name = Some("someone-else".to_owned());
-        let observed = observe(&job, &[orphan, renamed], &[], 0);
+        let observed = observe(&job, &[orphan, renamed], [], 0);
         assert!(observed.pods.is_empty());
     }
 
@@ -321,7 +321,12 @@ mod tests {
             owned_service(&job, "mnist-chief-0"),
             owned_service(&job, "mnist-worker-1"),
         ];
-        let observed = observe(&job, &[], &services, 0);
+        let observed = observe(
+            &job,
+            [],
+            services.iter().map(|service| &service.metadata),
+            0,
+        );
         let slots: Vec<_> = observed.services.iter().map(ToString::to_string).collect();
         assert_eq!(slots, ["chief-0", "worker-1"]);
     }

@@ -375,7 +375,7 @@ impl<'a> Reconciliation<'a> {
     /// Creates the pods of empty slots (unless held back) and the missing services.
     fn create_missing(&mut self, view: &ReplicaView<'_>) {
         let create_pods = !waiting::gated(self.observed);
-        let create_services = has_services(self.job.kind());
+        let create_services = has_services(self.job.kind()) && !waiting::gang_gated(self.observed);
         for type_view in &view.types {
             for (index, pod) in type_view.pods.iter().enumerate() {
                 if create_pods && pod.is_none() {

@@ -319,7 +319,7 @@ transitions! {
         job: "PyTorchJob Master=1 Worker=2",
         before: "Created",
         observed: "podgroup=Pending",
-        plan: "Created: PyTorchJobCreated \"PyTorchJob mnist is created. Pending: waiting for the gang scheduler to admit PodGroup mnist (phase Pending).\"; create services master-0, worker-0, worker-1; ensure PodGroup; events Normal PyTorchJobPending",
+        plan: "Created: PyTorchJobCreated \"PyTorchJob mnist is created. Pending: waiting for the gang scheduler to admit PodGroup mnist (phase Pending).\"; ensure PodGroup; events Normal PyTorchJobPending",
     }
     pending_reason_names_the_queue {
         spec: "§5 [fix]",

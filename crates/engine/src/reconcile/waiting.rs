@@ -22,6 +22,12 @@ pub(crate) fn gated(observed: &Observed) -> bool {
     !observed.waiting.is_empty() || observed.gang.as_ref().is_some_and(gang_gates)
 }
 
+/// Whether the gang holds back the job's pods and services: upstream creates neither while
+/// volcano has not admitted the PodGroup.
+pub(crate) fn gang_gated(observed: &Observed) -> bool {
+    observed.gang.as_ref().is_some_and(gang_gates)
+}
+
 /// Volcano creates no pods until the PodGroup exists and has left `Pending`.
 fn gang_gates(gang: &ObservedGang) -> bool {
     gang.scheduler == GangScheduler::Volcano

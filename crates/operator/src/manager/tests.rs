@@ -52,13 +52,14 @@ fn settings(leader_election: bool) -> Settings {
 struct World {
     /// The TFJobs in `ml`.
     jobs: Vec<Value>,
-    /// Keep pod lists unanswered until `release` is notified (a reconcile in flight).
-    hold_pod_lists: bool,
+    /// Keep creations of pods and services unanswered until `release` is notified (a
+    /// reconcile in flight).
+    hold_creations: bool,
 }
 
 /// A mock API server: the lease as [`fake_api`] keeps it, the world's jobs, empty lists for
 /// everything else, echoes of applies and creations, and watches that stay open without
-/// events. `held` hears of each held pod list. Returns what was sent.
+/// events. `held` hears of each held creation. Returns what was sent.
 fn cluster(
     mut handle: mock::Handle<Request<Body>, Response<Body>>,
     world: World,
@@ -70,7 +71,7 @@ fn cluster(
     tokio::spawn(async move {
         let mut lease = fake_api(stored, failing);
         let mut open_watches = Vec::new();
-        let mut held_lists = Vec::new();
+        let mut held_creations = Vec::new();
         let mut sent = Vec::new();
         let answer =
             |respond: mock::SendResponse<Response<Body>>, status: StatusCode, reply: &Value| {
@@ -89,8 +90,8 @@ fn cluster(
             let next = tokio::select! {
                 next = handle.next_request() => next,
                 () = release.notified() => {
-                    for respond in held_lists.drain(..) {
-                        answer(respond, StatusCode::OK, &list(&[]));
+                    for (respond, created) in held_creations.drain(..) {
+                        answer(respond, StatusCode::CREATED, &created);
                     }
                     continue;
                 }
@@ -119,13 +120,12 @@ fn cluster(
                 lease(&request)
             } else if request.method == Method::GET && path.ends_with("/tfjobs") {
                 (StatusCode::OK, list(&world.jobs))
-            } else if world.hold_pod_lists
-                && request.method == Method::GET
-                && path.ends_with("/pods")
-                && request.uri.contains("job-name")
+            } else if world.hold_creations
+                && request.method == Method::POST
+                && (path.ends_with("/pods") || path.ends_with("/services"))
             {
+                held_creations.push((respond, request.body.clone()));
                 sent.push(request);
-                held_lists.push(respond);
                 let _ = held.send(());
                 continue;
             } else if request.method == Method::GET {
@@ -360,7 +360,7 @@ async fn a_leader_that_cannot_renew_stops_with_an_error() {
 }
 
 impl Running {
-    /// Waits until a reconcile is in flight (its pod list held).
+    /// Waits until a reconcile is in flight (a creation held).
     async fn reconcile_in_flight(&mut self) {
         tokio::time::timeout(Duration::from_secs(10), self.held.recv())
             .await
@@ -373,7 +373,7 @@ impl Running {
 async fn a_stop_lets_the_reconcile_in_flight_finish_and_counts_its_transition() {
     let world = World {
         jobs: vec![stored_job()],
-        hold_pod_lists: true,
+        hold_creations: true,
     };
     let mut running = start(settings(false), None, world).await;
     running.reconcile_in_flight().await;
@@ -416,7 +416,7 @@ async fn a_stop_lets_the_reconcile_in_flight_finish_and_counts_its_transition() 
 async fn a_second_stop_does_not_wait_for_the_reconcile_in_flight() {
     let world = World {
         jobs: vec![stored_job()],
-        hold_pod_lists: true,
+        hold_creations: true,
     };
     let mut running = start(settings(false), None, world).await;
     running.reconcile_in_flight().await;

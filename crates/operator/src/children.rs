@@ -1,0 +1,396 @@
+//! The jobs' children as the operator's watches last saw them: a cache of the Pods (slimmed to
+//! what [`crate::observe`] reads) and of the Services' metadata, per kind and namespace scope,
+//! that reconciles read instead of listing from the API server.
+//!
+//! ## Why a cache
+//! Listing a job's pods from the API server at every reconcile is exact, but costly where it
+//! counts: a job of 1,000 replicas is woken by each of its pods' status changes, and each wake
+//! listed 1,000 whole Pods (about 5 MB of JSON for the API server to encode and the operator to
+//! decode and hold, the object's `managedFields` included). The watches that wake the reconciles
+//! receive every change anyway; kept, they answer the same question from memory. A slimmed Pod
+//! keeps only its identity, labels, owner references, deletion mark, its containers' names and
+//! the parts of its status that are read: about a tenth of the object.
+//!
+//! ## Reading our own writes
+//! A cache lags the API server. A reconcile that reads it right after the previous one created
+//! or deleted children could plan them again: a creation twice (refused by the API server as
+//! `AlreadyExists`, so never two objects, but a wasted call per child), and worse, a pod deleted
+//! for a restart counted into the restart ledger twice. So a reconcile that wrote waits, before
+//! it returns, until the cache shows what it wrote ([`Children::await_written`]): each created
+//! child present with the uid the API server gave it, each deleted one gone or marked for
+//! deletion. The wait is bounded ([`READ_YOUR_WRITES`]); should the watch be down that long,
+//! the next reconcile repeats at most idempotent calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{
+    Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, Service,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::PartialObjectMeta;
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use trainctl_api::TrainingJob;
+
+/// How long a reconcile that wrote waits at most for the cache to show its writes.
+pub const READ_YOUR_WRITES: Duration = Duration::from_secs(5);
+
+/// How often the cache is looked at while waiting for it.
+const POLL: Duration = Duration::from_millis(10);
+
+/// A Service as cached: its metadata only.
+pub type ServiceMeta = PartialObjectMeta<Service>;
+
+/// The caches of one controller's children (one kind, one namespace scope).
+#[derive(Clone)]
+pub struct Children {
+    /// The pods, slimmed ([`slim_pod`]).
+    pub pods: Store<Pod>,
+    /// The services' metadata, slimmed ([`slim_meta`]).
+    pub services: Store<ServiceMeta>,
+    /// How long [`Children::await_written`] waits at most.
+    pub read_your_writes: Duration,
+    /// Turn true once the pods' and the services' caches have had their first list.
+    ready: [watch::Receiver<bool>; 2],
+}
+
+/// What one reconcile wrote, for [`Children::await_written`] to wait for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Pods created: name, and the uid the API server gave it (`None`: it existed already).
+    pub created_pods: Vec<(String, Option<String>)>,
+    /// Services created, as for pods.
+    pub created_services: Vec<(String, Option<String>)>,
+    /// Pods deleted, by name.
+    pub deleted_pods: Vec<String>,
+    /// Services deleted, by name.
+    pub deleted_services: Vec<String>,
+}
+
+impl Written {
+    /// Whether nothing was written.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Written::default()
+    }
+}
+
+impl Children {
+    /// Caches of `pods` and `services`, ready once `pods_ready` and `services_ready` turn true
+    /// (see [`first_list`]).
+    #[must_use]
+    pub fn new(
+        pods: Store<Pod>,
+        services: Store<ServiceMeta>,
+        ready: [watch::Receiver<bool>; 2],
+        read_your_writes: Duration,
+    ) -> Children {
+        Children {
+            pods,
+            services,
+            read_your_writes,
+            ready,
+        }
+    }
+
+    /// Resolves once both caches have had their first list; never when the watches are gone.
+    ///
+    /// Not kube's `Store::wait_until_ready`: its one-shot channel keeps the waker of the last
+    /// task that waited only, and every reconcile waits here.
+    pub async fn wait_until_ready(&self) {
+        for ready in &self.ready {
+            if ready.clone().wait_for(|ready| *ready).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The job's pods and services as cached: those in its namespace that it controls (a
+    /// controller owner reference with its uid; a job without a uid controls what carries its
+    /// name label). [`crate::observe`] then keeps those that stand for one of its slots.
+    #[must_use]
+    pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<Pod>>, Vec<Arc<ServiceMeta>>) {
+        let pods = self.pods.state_filter(|pod| is_childs(job, &pod.metadata));
+        let services = self
+            .services
+            .state_filter(|service| is_childs(job, &service.metadata));
+        (pods, services)
+    }
+
+    /// Waits until the cache shows what `written` says of `job`'s children, or
+    /// [`Children::read_your_writes`] has passed (logged: the next reconcile may repeat calls).
+    pub async fn await_written(&self, job: &TrainingJob, written: &Written) {
+        if written.is_empty() {
+            return;
+        }
+        let deadline = Instant::now() + self.read_your_writes;
+        loop {
+            if self.shows(job, written) {
+                return;
+            }
+            if Instant::now() >= deadline {
+                tracing::debug!(
+                    job = %job.name(),
+                    "the watch has not shown this reconcile's writes yet; going on"
+                );
+                return;
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Whether the cache shows everything `written` says.
+    fn shows(&self, job: &TrainingJob, written: &Written) -> bool {
+        let namespace = job.namespace();
+        let pod = |name: &str| {
+            self.pods
+                .find(|pod| named(&pod.metadata, namespace, name))
+                .map(|pod| pod.metadata.clone())
+        };
+        let service = |name: &str| {
+            self.services
+                .find(|service| named(&service.metadata, namespace, name))
+                .map(|service| service.metadata.clone())
+        };
+        let created = |seen: Option<ObjectMeta>, uid: &Option<String>| {
+            seen.is_some_and(|meta| uid.is_none() || meta.uid == *uid)
+        };
+        let deleted =
+            |seen: Option<ObjectMeta>| seen.is_none_or(|meta| meta.deletion_timestamp.is_some());
+        written
+            .created_pods
+            .iter()
+            .all(|(name, uid)| created(pod(name), uid))
+            && written
+                .created_services
+                .iter()
+                .all(|(name, uid)| created(service(name), uid))
+            && written.deleted_pods.iter().all(|name| deleted(pod(name)))
+            && written
+                .deleted_services
+                .iter()
+                .all(|name| deleted(service(name)))
+    }
+}
+
+/// What a watch's stream (after its reflector) tells `ready`: true at the end of its first
+/// list, when its store holds every object.
+pub fn first_list<K>(ready: watch::Sender<bool>) -> impl FnMut(&watcher::Event<K>) {
+    move |event| {
+        if matches!(event, watcher::Event::InitDone) {
+            ready.send_replace(true);
+        }
+    }
+}
+
+/// Whether `metadata` is the object `name` in `namespace`.
+fn named(metadata: &ObjectMeta, namespace: &str, name: &str) -> bool {
+    metadata.name.as_deref() == Some(name) && metadata.namespace.as_deref() == Some(namespace)
+}
+
+/// Whether the object of `metadata` is one of `job`'s children (see [`Children::of`]).
+fn is_childs(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
+    if metadata.namespace.as_deref() != Some(job.namespace()) {
+        return false;
+    }
+    match job.metadata().uid.as_deref() {
+        Some(uid) => metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|owner| owner.controller == Some(true) && owner.uid == uid),
+        None => metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(trainctl_engine::naming::JOB_NAME_LABEL))
+            .is_some_and(|name| name == job.name()),
+    }
+}
+
+/// Drops from a pod what no reconcile reads, before it is cached: what stays is the metadata
+/// that identifies it and its owner, its containers' names (an MPIJob's framework container is
+/// its first) and its status' phase, reason, conditions and container states.
+pub fn slim_pod(pod: &mut Pod) {
+    slim_meta(&mut pod.metadata);
+    pod.spec = pod.spec.take().map(|spec| PodSpec {
+        containers: spec
+            .containers
+            .into_iter()
+            .map(|container| Container {
+                name: container.name,
+                ..Container::default()
+            })
+            .collect(),
+        ..PodSpec::default()
+    });
+    pod.status = pod.status.take().map(|status| PodStatus {
+        phase: status.phase,
+        reason: status.reason,
+        message: status.message,
+        conditions: status.conditions.map(|conditions| {
+            conditions
+                .into_iter()
+                .map(|condition| PodCondition {
+                    last_probe_time: None,
+                    last_transition_time: None,
+                    ..condition
+                })
+                .collect()
+        }),
+        container_statuses: status.container_statuses.map(|containers| {
+            containers
+                .into_iter()
+                .map(|container| ContainerStatus {
+                    name: container.name,
+                    restart_count: container.restart_count,
+                    state: container.state,
+                    ..ContainerStatus::default()
+                })
+                .collect()
+        }),
+        ..PodStatus::default()
+    });
+}
+
+/// Drops from an object's metadata what no reconcile reads: `managedFields` (often the largest
+/// part of a small object), annotations, finalizers and the generated fields.
+pub fn slim_meta(metadata: &mut ObjectMeta) {
+    metadata.managed_fields = None;
+    metadata.annotations = None;
+    metadata.finalizers = None;
+    metadata.generate_name = None;
+    metadata.creation_timestamp = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{TF_JOB, children_holding, job, owned_pod, owned_service};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, Time};
+    use serde_json::json;
+
+    #[test]
+    fn a_slim_pod_keeps_what_observe_reads() {
+        let job = job(TF_JOB);
+        let mut pod = owned_pod(&job, "mnist-worker-0");
+        pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
+        pod.status = Some(
+            serde_json::from_value(json!({
+                "phase": "Pending", "reason": "Evicted", "message": "low on memory",
+                "podIP": "10.0.0.1", "qosClass": "BestEffort",
+                "conditions": [{"type": "PodScheduled", "status": "False",
+                    "reason": "Unschedulable", "message": "no node",
+                    "lastTransitionTime": "2025-01-01T00:00:00Z"}],
+                "containerStatuses": [{"name": "tensorflow", "image": "tf", "imageID": "sha",
+                    "ready": false, "restartCount": 2,
+                    "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]
+            }))
+            .expect("a status"),
+        );
+        let full = pod.clone();
+        slim_pod(&mut pod);
+
+        assert_eq!(pod.metadata.name, full.metadata.name);
+        assert_eq!(pod.metadata.labels, full.metadata.labels);
+        assert_eq!(
+            pod.metadata.owner_references,
+            full.metadata.owner_references
+        );
+        assert_eq!(pod.metadata.managed_fields, None);
+        let spec = pod.spec.as_ref().expect("a spec");
+        assert_eq!(spec.containers.len(), 1);
+        assert_eq!(spec.containers[0].name, "tensorflow");
+        assert_eq!(spec.containers[0].image, None);
+        assert_eq!(spec.containers[0].env, None);
+        assert_eq!(
+            serde_json::to_value(&pod.status).expect("JSON"),
+            json!({
+                "phase": "Pending", "reason": "Evicted", "message": "low on memory",
+                "conditions": [{"type": "PodScheduled", "status": "False",
+                    "reason": "Unschedulable", "message": "no node"}],
+                "containerStatuses": [{"name": "tensorflow", "image": "", "imageID": "",
+                    "ready": false, "restartCount": 2,
+                    "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]
+            })
+        );
+        // What observe makes of it is what it made of the whole pod.
+        assert_eq!(
+            crate::observe::observe(&job, [&pod], [], 0),
+            crate::observe::observe(&job, [&full], [], 0)
+        );
+    }
+
+    #[test]
+    fn a_jobs_children_are_those_it_controls_in_its_namespace() {
+        let job = job(TF_JOB);
+        let mine = owned_pod(&job, "mnist-worker-0");
+        let mut elsewhere = owned_pod(&job, "mnist-worker-1");
+        elsewhere.metadata.namespace = Some("other".to_owned());
+        let mut orphan = owned_pod(&job, "mnist-chief-0");
+        orphan.metadata.owner_references.as_mut().expect("owned")[0].uid = "old".to_owned();
+        let children = children_holding(
+            vec![mine, elsewhere, orphan],
+            vec![owned_service(&job, "mnist-worker-0")],
+        );
+        let (pods, services) = children.of(&job);
+        let names = |metas: Vec<&ObjectMeta>| -> Vec<String> {
+            metas.iter().filter_map(|meta| meta.name.clone()).collect()
+        };
+        assert_eq!(
+            names(pods.iter().map(|pod| &pod.metadata).collect()),
+            ["mnist-worker-0"]
+        );
+        assert_eq!(
+            names(services.iter().map(|service| &service.metadata).collect()),
+            ["mnist-worker-0"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reconcile_waits_until_the_cache_shows_its_writes() {
+        let job = job(TF_JOB);
+        let mut created = owned_pod(&job, "mnist-worker-0");
+        created.metadata.uid = Some("new".to_owned());
+        let mut deleting = owned_pod(&job, "mnist-worker-1");
+        deleting.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        let children = children_holding(vec![created.clone(), deleting], vec![]);
+        let shown = Written {
+            created_pods: vec![("mnist-worker-0".to_owned(), Some("new".to_owned()))],
+            deleted_pods: vec!["mnist-worker-1".to_owned(), "mnist-chief-0".to_owned()],
+            ..Written::default()
+        };
+        assert!(children.shows(&job, &shown));
+        let started = Instant::now();
+        children.await_written(&job, &shown).await;
+        assert_eq!(started.elapsed(), Duration::ZERO);
+
+        // A pod of the same name but an older uid is not the one created; a service never
+        // seen is not there: the wait gives up after its bound.
+        let children = Children {
+            read_your_writes: Duration::from_secs(5),
+            ..children_holding(vec![owned_pod(&job, "mnist-worker-0")], vec![])
+        };
+        for unseen in [
+            Written {
+                created_pods: vec![("mnist-worker-0".to_owned(), Some("new".to_owned()))],
+                ..Written::default()
+            },
+            Written {
+                created_services: vec![("mnist-worker-0".to_owned(), None)],
+                ..Written::default()
+            },
+            Written {
+                deleted_pods: vec!["mnist-worker-0".to_owned()],
+                ..Written::default()
+            },
+        ] {
+            assert!(!children.shows(&job, &unseen), "{unseen:?}");
+            let started = Instant::now();
+            children.await_written(&job, &unseen).await;
+            assert_eq!(started.elapsed(), Duration::from_secs(5), "{unseen:?}");
+        }
+    }
+}
