@@ -65,6 +65,7 @@ pub async fn apply(
     plan: &Plan,
     written: &mut Written,
 ) -> Result<(), Error> {
+    job.namespace().clone_into(&mut written.namespace);
     let run = Run::new(ctx, job);
     run.delete(&plan.delete_services, &plan.delete_pods, written)
         .await?;
@@ -301,8 +302,8 @@ impl<'a> Run<'a> {
     /// `written`; the first failure, once every creation was tried.
     ///
     /// Each pod is built when its turn to be sent comes, so that only the ones in flight exist
-    /// at once: a TFJob's pods each carry the whole cluster in `TF_CONFIG` (40 kB apiece for 1,000
-    /// workers), and built all at once they held 40 MB.
+    /// at once: a TFJob's pods each carry the whole cluster in `TF_CONFIG`, so a big job's pods
+    /// built all at once take memory that grows with the square of its size.
     async fn create(
         &self,
         services: &[ReplicaSlot],

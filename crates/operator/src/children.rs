@@ -5,7 +5,7 @@
 //! ## Why a cache
 //! Listing a job's pods from the API server at every reconcile is exact, but costly where it
 //! counts: a job of 1,000 replicas is woken by each of its pods' status changes, and each wake
-//! listed 1,000 whole Pods (about 5 MB of JSON for the API server to encode and the operator to
+//! listed 1,000 whole Pods (megabytes of JSON for the API server to encode and the operator to
 //! decode and hold, the object's `managedFields` included). The watches that wake the reconciles
 //! receive every change anyway; kept, they answer the same question from memory. A slimmed Pod
 //! keeps only its identity, labels, owner references, deletion mark, its containers' names and
@@ -60,6 +60,8 @@ pub struct Children {
 /// What one reconcile wrote, for [`Children::await_written`] to wait for.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Written {
+    /// The job's namespace, where its children are.
+    pub namespace: String,
     /// Pods created: name, and the uid the API server gave it (`None`: it existed already).
     pub created_pods: Vec<(String, Option<String>)>,
     /// Services created, as for pods.
@@ -74,7 +76,10 @@ impl Written {
     /// Whether nothing was written.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        *self == Written::default()
+        self.created_pods.is_empty()
+            && self.created_services.is_empty()
+            && self.deleted_pods.is_empty()
+            && self.deleted_services.is_empty()
     }
 }
 
@@ -120,20 +125,20 @@ impl Children {
         (pods, services)
     }
 
-    /// Waits until the cache shows what `written` says of `job`'s children, or
-    /// [`Children::read_your_writes`] has passed (logged: the next reconcile may repeat calls).
-    pub async fn await_written(&self, job: &TrainingJob, written: &Written) {
+    /// Waits until the cache shows what `written` says, or [`Children::read_your_writes`] has
+    /// passed (logged: the next reconcile may repeat calls).
+    pub async fn await_written(&self, written: &Written) {
         if written.is_empty() {
             return;
         }
         let deadline = Instant::now() + self.read_your_writes;
         loop {
-            if self.shows(job, written) {
+            if self.shows(written) {
                 return;
             }
             if Instant::now() >= deadline {
                 tracing::debug!(
-                    job = %job.name(),
+                    namespace = %written.namespace,
                     "the watch has not shown this reconcile's writes yet; going on"
                 );
                 return;
@@ -143,8 +148,8 @@ impl Children {
     }
 
     /// Whether the cache shows everything `written` says.
-    fn shows(&self, job: &TrainingJob, written: &Written) -> bool {
-        let namespace = job.namespace();
+    fn shows(&self, written: &Written) -> bool {
+        let namespace = written.namespace.as_str();
         let pod = |name: &str| {
             self.pods
                 .find(|pod| named(&pod.metadata, namespace, name))
@@ -358,13 +363,14 @@ mod tests {
         deleting.metadata.deletion_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
         let children = children_holding(vec![created.clone(), deleting], vec![]);
         let shown = Written {
+            namespace: "ml".to_owned(),
             created_pods: vec![("mnist-worker-0".to_owned(), Some("new".to_owned()))],
             deleted_pods: vec!["mnist-worker-1".to_owned(), "mnist-chief-0".to_owned()],
             ..Written::default()
         };
-        assert!(children.shows(&job, &shown));
+        assert!(children.shows(&shown));
         let started = Instant::now();
-        children.await_written(&job, &shown).await;
+        children.await_written(&shown).await;
         assert_eq!(started.elapsed(), Duration::ZERO);
 
         // A pod of the same name but an older uid is not the one created; a service never
@@ -375,21 +381,24 @@ mod tests {
         };
         for unseen in [
             Written {
+                namespace: "ml".to_owned(),
                 created_pods: vec![("mnist-worker-0".to_owned(), Some("new".to_owned()))],
                 ..Written::default()
             },
             Written {
+                namespace: "ml".to_owned(),
                 created_services: vec![("mnist-worker-0".to_owned(), None)],
                 ..Written::default()
             },
             Written {
+                namespace: "ml".to_owned(),
                 deleted_pods: vec!["mnist-worker-0".to_owned()],
                 ..Written::default()
             },
         ] {
-            assert!(!children.shows(&job, &unseen), "{unseen:?}");
+            assert!(!children.shows(&unseen), "{unseen:?}");
             let started = Instant::now();
-            children.await_written(&job, &unseen).await;
+            children.await_written(&unseen).await;
             assert_eq!(started.elapsed(), Duration::from_secs(5), "{unseen:?}");
         }
     }

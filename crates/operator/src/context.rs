@@ -71,7 +71,7 @@ impl Context {
     /// The recorder keeps every event it published for six minutes, to extend its series. Only
     /// warnings about a child repeat (a creation that keeps failing, a pod that keeps exiting);
     /// the normal ones (a pod or service created or deleted) happen once per object, so they
-    /// take no series either: cached, the 20,000 of 1,000 jobs of 10 replicas held 70 MB.
+    /// take no series either: cached, the events of many jobs held most of the heap.
     pub async fn publish(
         &self,
         regarding: &ObjectReference,

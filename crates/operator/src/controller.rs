@@ -247,7 +247,7 @@ async fn reconcile_in_turn(
         children.wait_until_ready().await;
         permit
     };
-    let _permit = tokio::select! {
+    let permit = tokio::select! {
         permit = ready => permit.expect("the gate is never closed"),
         () = stopped(lane.stopping.clone()) => return Ok(Action::await_change()),
     };
@@ -263,11 +263,24 @@ async fn reconcile_in_turn(
     );
     let _in_flight = lane.health.reconcile_started(job, started);
     // Boxed: a reconcile waiting at the gate is a task of its own (kube spawns one per job that
-    // needs it), and inline its future would reserve room for the whole reconcile's state
-    // (1.8 kB); 4,500 jobs waiting at once held 8 MB.
-    let outcome = Box::pin(reconcile(kind, object, Arc::clone(&ctx), children)).await;
+    // needs it), and inline its future would reserve room for the whole reconcile's state in
+    // every task waiting at the gate.
+    let mut written = Written::default();
+    let outcome = Box::pin(decide_and_apply(
+        kind,
+        &object,
+        &ctx,
+        children,
+        Timestamp::now(),
+        &mut written,
+    ))
+    .await;
     ctx.metrics
         .reconciled(kind, started.elapsed(), outcome.as_ref().err());
+    // The wait for the caches is no work: the thread goes to the next job. This job's next
+    // reconcile still waits for it (kube never runs two reconciles of one job at once).
+    drop(permit);
+    children.await_written(&written).await;
     outcome
 }
 
@@ -287,25 +300,31 @@ pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -
     Action::requeue(RETRY_AFTER)
 }
 
-/// Reconciles one job of `kind` now, its pods and services as `children` holds them.
-pub async fn reconcile(
-    kind: JobKind,
-    object: Arc<JobObject>,
-    ctx: Arc<Context>,
-    children: &Children,
-) -> Result<Action, Error> {
-    reconcile_at(kind, &object, &ctx, children, Timestamp::now()).await
-}
-
 /// Reconciles one job of `kind` as of `now`: read and validate, fetch (from `children`),
 /// observe, decide, apply, and wait until `children` shows what was created and deleted.
-#[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
 pub async fn reconcile_at(
     kind: JobKind,
     object: &JobObject,
     ctx: &Context,
     children: &Children,
     now: Timestamp,
+) -> Result<Action, Error> {
+    let mut written = Written::default();
+    let outcome = decide_and_apply(kind, object, ctx, children, now, &mut written).await;
+    children.await_written(&written).await;
+    outcome
+}
+
+/// [`reconcile_at`] up to the wait for the caches: what was created and deleted goes into
+/// `written`.
+#[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
+async fn decide_and_apply(
+    kind: JobKind,
+    object: &JobObject,
+    ctx: &Context,
+    children: &Children,
+    now: Timestamp,
+    written: &mut Written,
 ) -> Result<Action, Error> {
     if object.meta().deletion_timestamp.is_some() {
         // Kubernetes collects the children through their owner references.
@@ -347,10 +366,7 @@ pub async fn reconcile_at(
     }
     let plan = trainctl_engine::reconcile(&job, &observed, now);
     tracing::debug!(?plan, "planned");
-    let mut written = Written::default();
-    let applied = apply::apply(ctx, &job, &observed, &plan, &mut written).await;
-    children.await_written(&job, &written).await;
-    applied?;
+    apply::apply(ctx, &job, &observed, &plan, written).await?;
     Ok(plan
         .requeue_after
         .map_or_else(Action::await_change, |after| {

@@ -12,8 +12,8 @@
 //!
 //! ## Why not `DynamicObject`
 //! The controllers cache every job they watch. A [`kube::api::DynamicObject`] keeps all but the
-//! metadata as a `serde_json::Value` tree, a map and an allocation per field: about 7 kB for a
-//! TFJob of two replica types whose JSON is 1 kB, and kube's reflector holds a copy of each.
+//! metadata as a `serde_json::Value` tree, a map and an allocation per field: several times the
+//! size of the JSON it came from, and kube's reflector holds a copy of each.
 //! A [`JobObject`] keeps the spec and the status as the JSON text itself, read into a
 //! [`TrainingJob`] when a reconcile starts (microseconds, once per reconcile).
 

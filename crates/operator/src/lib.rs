@@ -58,7 +58,7 @@ mod fixtures;
 mod tests;
 
 pub use context::Context;
-pub use controller::{reconcile, reconcile_at};
+pub use controller::reconcile_at;
 pub use error::Error;
 pub use settings::Settings;
 

@@ -10,7 +10,7 @@
 //! server connected.
 //!
 //! A shim rather than a keeper process per replica: a replica's start then costs one exec, as a
-//! container's does, instead of two (BENCHMARKS.md, issue 5).
+//! container's does, instead of two (BENCHMARKS.md, `trainctl server`).
 //!
 //! When the server dies, the shim goes on: the next server connects to it, adopts the replicas
 //! that still run (they are not its children, so it watches them in `/proc` until they are gone,
