@@ -454,17 +454,23 @@ fn record(
     measurement.fill(observed);
     measurement.rss_after_kib = Some(after.rss_kib);
     measurement.peak_kib = Some(after.hwm_kib);
-    measurement.cpu_work_s = Some(after.cpu_seconds - idle.cpu_seconds);
+    measurement.cpu_work_s = Some(ticks(after.cpu_seconds - idle.cpu_seconds));
     measurement.cpu_total_s = Some(after.cpu_seconds);
     measurement.load = format!("{load_before} → {}", report::load());
     measurement.load_at_t0 = load_before.parse().ok();
     measurement.control_plane_cpu_s = cluster::control_plane_cpu()
         .into_iter()
         .filter_map(|(name, after)| {
-            let used = after - control_plane_before.get(&name)?;
+            let used = ticks(after - control_plane_before.get(&name)?);
             Some((name, used))
         })
         .collect();
+}
+
+/// A difference of CPU times rounded to the clock tick they are counted in (0.01 s), without
+/// the binary fractions subtraction leaves.
+fn ticks(seconds: f64) -> f64 {
+    (seconds * 100.0).round() / 100.0
 }
 
 /// Creates the workload's TFJobs at once (one request each, all in flight together).
