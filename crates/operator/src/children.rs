@@ -29,7 +29,7 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PartialObjectMeta;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -150,34 +150,33 @@ impl Children {
     /// Whether the cache shows everything `written` says.
     fn shows(&self, written: &Written) -> bool {
         let namespace = written.namespace.as_str();
-        let pod = |name: &str| {
-            self.pods
-                .find(|pod| named(&pod.metadata, namespace, name))
-                .map(|pod| pod.metadata.clone())
-        };
-        let service = |name: &str| {
-            self.services
-                .find(|service| named(&service.metadata, namespace, name))
-                .map(|service| service.metadata.clone())
-        };
-        let created = |seen: Option<ObjectMeta>, uid: &Option<String>| {
+        // Looked up by key (a hash lookup), not by scanning the store: a 1,000-replica job's
+        // reconcile looks up its 2,000 children at every poll.
+        let pod = |name: &str| self.pods.get(&ObjectRef::new(name).within(namespace));
+        let service = |name: &str| self.services.get(&ObjectRef::new(name).within(namespace));
+        let created = |seen: Option<&ObjectMeta>, uid: &Option<String>| {
             seen.is_some_and(|meta| uid.is_none() || meta.uid == *uid)
         };
         let deleted =
-            |seen: Option<ObjectMeta>| seen.is_none_or(|meta| meta.deletion_timestamp.is_some());
+            |seen: Option<&ObjectMeta>| seen.is_none_or(|meta| meta.deletion_timestamp.is_some());
         written
             .created_pods
             .iter()
-            .all(|(name, uid)| created(pod(name), uid))
+            .all(|(name, uid)| created(pod(name).as_deref().map(|pod| &pod.metadata), uid))
+            && written.created_services.iter().all(|(name, uid)| {
+                created(
+                    service(name).as_deref().map(|service| &service.metadata),
+                    uid,
+                )
+            })
             && written
-                .created_services
+                .deleted_pods
                 .iter()
-                .all(|(name, uid)| created(service(name), uid))
-            && written.deleted_pods.iter().all(|name| deleted(pod(name)))
+                .all(|name| deleted(pod(name).as_deref().map(|pod| &pod.metadata)))
             && written
                 .deleted_services
                 .iter()
-                .all(|name| deleted(service(name)))
+                .all(|name| deleted(service(name).as_deref().map(|service| &service.metadata)))
     }
 }
 
@@ -189,11 +188,6 @@ pub fn first_list<K>(ready: watch::Sender<bool>) -> impl FnMut(&watcher::Event<K
             ready.send_replace(true);
         }
     }
-}
-
-/// Whether `metadata` is the object `name` in `namespace`.
-fn named(metadata: &ObjectMeta, namespace: &str, name: &str) -> bool {
-    metadata.name.as_deref() == Some(name) && metadata.namespace.as_deref() == Some(namespace)
 }
 
 /// Whether the object of `metadata` is one of `job`'s children (see [`Children::of`]).
