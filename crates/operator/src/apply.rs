@@ -42,13 +42,13 @@ use trainctl_engine::objects::{JobObjects, build_objects, build_pod_with, build_
 use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
-use crate::FIELD_MANAGER;
 use crate::children::Written;
 use crate::context::{Context, child_reference};
 use crate::error::Error;
 use crate::gang;
 use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
 use crate::refusals::Attempt;
+use crate::{FIELD_MANAGER, apply_params};
 
 /// How many creations (or deletions) of one job are in flight at once.
 pub const PARALLELISM: usize = 32;
@@ -92,11 +92,11 @@ pub async fn apply(
     let uid = job.metadata().uid.as_deref().unwrap_or_default();
     for exit in ctx.exits.unreported(uid, &plan.exits) {
         let pod = child_reference(job, "Pod", &exit.slot.name(job.name()));
-        ctx.publish(&regarding, &exit.event(job), "Reconcile", Some(pod))
-            .await;
+        ctx.events
+            .record(&regarding, &exit.event(job), "Reconcile", Some(pod));
     }
     for event in &plan.events {
-        ctx.publish(&regarding, event, "Reconcile", None).await;
+        ctx.events.record(&regarding, event, "Reconcile", None);
     }
     if plan.delete_job {
         run.delete_job().await?;
@@ -236,12 +236,11 @@ impl<'a> Run<'a> {
             .chain(pods.map(|name| Either::Right(delete_one(&self.pods, "Pod", name))))
             .collect();
         self.report(Operation::Delete, in_parallel(deletions).await, written)
-            .await
     }
 
-    /// Notes the outcomes in `written` and records an event per outcome (several at a time);
-    /// the first failure, if any.
-    async fn report(
+    /// Notes the outcomes in `written` and records an event per outcome; the first failure, if
+    /// any.
+    fn report(
         &self,
         operation: Operation,
         outcomes: Vec<Outcome>,
@@ -250,22 +249,15 @@ impl<'a> Run<'a> {
         for outcome in &outcomes {
             outcome.note(operation, written);
         }
-        let events: Vec<(JobEvent, ObjectReference)> = outcomes
-            .iter()
-            .filter_map(|outcome| {
+        for outcome in &outcomes {
+            if let Some(event) = operation.event(outcome) {
                 let related = child_reference(self.job, outcome.kind, &outcome.name);
-                Some((operation.event(outcome)?, related))
-            })
-            .collect();
-        stream::iter(events)
-            .map(|(event, related)| async move {
+                let action = operation.action();
                 self.ctx
-                    .publish(&self.regarding, &event, operation.action(), Some(related))
-                    .await;
-            })
-            .buffered(PARALLELISM)
-            .collect::<()>()
-            .await;
+                    .events
+                    .record(&self.regarding, &event, action, Some(related));
+            }
+        }
         outcomes
             .into_iter()
             .find_map(|outcome| {
@@ -341,7 +333,7 @@ impl<'a> Run<'a> {
             outcomes.extend(done);
         }
         self.note_refusals(pods, &outcomes);
-        self.report(Operation::Create, outcomes, written).await
+        self.report(Operation::Create, outcomes, written)
     }
 
     /// Builds the `kind` (`Service`, `Pod`) of `slot` and creates it; `None` when the job has
@@ -434,8 +426,8 @@ impl<'a> Run<'a> {
         }
         let event = JobEvent::job_deleted(self.job.name());
         self.ctx
-            .publish(&self.regarding, &event, "Delete", None)
-            .await;
+            .events
+            .record(&self.regarding, &event, "Delete", None);
         Ok(())
     }
 }
@@ -463,12 +455,6 @@ pub async fn write_status(
             source,
         })?;
     Ok(())
-}
-
-/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
-#[must_use]
-pub fn apply_params() -> PatchParams {
-    PatchParams::apply(FIELD_MANAGER).force()
 }
 
 /// Server-side applies each object of `kind`, [`PARALLELISM`] at a time.

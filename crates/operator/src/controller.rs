@@ -393,7 +393,7 @@ async fn refuse(
             .transitions(&namespace, kind, &[Transition::Failed]);
         let event = JobEvent::new(EventType::Warning, validate::refused_reason(kind), message);
         let regarding = object.object_ref(&job::api_resource(kind));
-        ctx.publish(&regarding, &event, "Validate", None).await;
+        ctx.events.record(&regarding, &event, "Validate", None);
     }
     Ok(Action::await_change())
 }

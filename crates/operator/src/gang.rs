@@ -6,7 +6,7 @@ use trainctl_api::TrainingJob;
 use trainctl_engine::podgroup::{self, GangScheduler, KIND, PodGroup};
 use trainctl_engine::reconcile::PodGroupPhase;
 
-use crate::apply::apply_params;
+use crate::apply_params;
 use crate::context::Context;
 use crate::error::Error;
 use crate::job;

@@ -12,7 +12,8 @@
 //! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
 //! 5. **apply** the plan: creation of the objects `trainctl render` prints (the refused ones
 //!    noted for the next status: [`refusals`]), deletions, the status subresource, events (each
-//!    replica exit once: [`exits`]), the job's deletion after its TTL — [`apply`];
+//!    replica exit once: [`exits`]; queued and written in the background: [`events`]), the
+//!    job's deletion after its TTL — [`apply`];
 //! 6. **wait** until the caches show what was created and deleted — [`children`].
 //!
 //! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
@@ -36,6 +37,7 @@ pub mod connect;
 pub mod context;
 pub mod controller;
 pub mod error;
+pub mod events;
 pub mod exits;
 pub mod gang;
 pub mod health;
@@ -64,3 +66,9 @@ pub use settings::Settings;
 
 /// The field manager of every server-side apply, and the reporting controller of events.
 pub const FIELD_MANAGER: &str = "trainctl";
+
+/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
+#[must_use]
+pub fn apply_params() -> kube::api::PatchParams {
+    kube::api::PatchParams::apply(FIELD_MANAGER).force()
+}

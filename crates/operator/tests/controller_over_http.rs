@@ -314,13 +314,18 @@ async fn pod_creations_failing_with_500_and_409_converge_without_duplicates() {
         "each failed pod created once more, nothing else"
     );
     assert_eq!(deletions(&cluster.server), 0);
+    // Events are written in the background, after the reconcile.
     let failures: Vec<String> = cluster
-        .server
-        .list("/apis/events.k8s.io/v1/namespaces/ml/events")
-        .iter()
-        .filter(|event| event["reason"] == "FailedCreatePod")
-        .map(|event| event["note"].as_str().unwrap_or_default().to_owned())
-        .collect();
+        .until("both FailedCreatePod events", |server| {
+            let failures: Vec<String> = server
+                .list("/apis/events.k8s.io/v1/namespaces/ml/events")
+                .iter()
+                .filter(|event| event["reason"] == "FailedCreatePod")
+                .map(|event| event["note"].as_str().unwrap_or_default().to_owned())
+                .collect();
+            (failures.len() >= 2).then_some(failures)
+        })
+        .await;
     assert_eq!(failures.len(), 2, "{failures:?}");
     assert!(
         failures.iter().any(|note| note.contains("InternalError")),
