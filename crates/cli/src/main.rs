@@ -12,6 +12,9 @@ mod output;
 mod state;
 mod summary;
 mod table;
+mod target;
+mod telemetry;
+mod view;
 mod wait_for;
 
 use std::process::ExitCode;

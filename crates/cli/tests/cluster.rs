@@ -1,6 +1,6 @@
 //! Cluster mode (`--kube`) from the command line, where no cluster answers: each failure is one
 //! line saying what is wrong and what to do, with a non-zero exit. (What a cluster answers is
-//! tested against a mock API server in `src/cluster/tests`.)
+//! tested against a mock API server in `src/commands/tests`.)
 
 mod common;
 

@@ -2,102 +2,25 @@
 //! history of changes that watches resume from, and a broadcast of each change to the open
 //! watches.
 
+mod change;
+mod object;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, watch};
+
+pub use change::{Change, ChangeType};
+use object::{Key, key, not_found, parse_continue, set_status, stamp_new, writable};
 
 use crate::error::ApiError;
 use crate::merge::merge_patch;
 use crate::resources::Resource;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::target::Target;
-
-/// What happened to an object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeType {
-    /// Created (or, at the start of a watch, existing).
-    Added,
-    /// Changed.
-    Modified,
-    /// Deleted.
-    Deleted,
-}
-
-impl ChangeType {
-    /// The watch event type (`ADDED`).
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeType::Added => "ADDED",
-            ChangeType::Modified => "MODIFIED",
-            ChangeType::Deleted => "DELETED",
-        }
-    }
-}
-
-/// One change of one object, as watches deliver it.
-#[derive(Debug)]
-pub struct Change {
-    /// The object's resource.
-    pub resource: &'static Resource,
-    /// What happened.
-    pub type_: ChangeType,
-    /// The object after the change (for a deletion: as it was, with the deletion's version).
-    pub object: Arc<Value>,
-    /// The object before a modification.
-    pub previous: Option<Arc<Value>>,
-}
-
-impl Change {
-    /// How a watch of `target` (its resource and namespace) with these selectors sees it, if
-    /// it does: a change that brings an object into the selection is `ADDED` there, one that
-    /// takes it out is `DELETED`, as the API server's watch cache sends them.
-    #[must_use]
-    pub fn seen_as(
-        &self,
-        target: &Target,
-        labels: &LabelSelector,
-        fields: &FieldSelector,
-    ) -> Option<ChangeType> {
-        let selected = |object: &Value| {
-            target
-                .namespace
-                .as_deref()
-                .is_none_or(|namespace| namespace_of(object) == namespace)
-                && labels.matches(object)
-                && fields.matches(object)
-        };
-        if !std::ptr::eq(self.resource, target.resource) {
-            return None;
-        }
-        let (before, now) = match self.type_ {
-            ChangeType::Added => (false, selected(&self.object)),
-            ChangeType::Modified => (
-                self.previous.as_deref().is_some_and(selected),
-                selected(&self.object),
-            ),
-            ChangeType::Deleted => (selected(&self.object), false),
-        };
-        match (before, now) {
-            (true, true) => Some(ChangeType::Modified),
-            (false, true) => Some(ChangeType::Added),
-            (true, false) => Some(ChangeType::Deleted),
-            (false, false) => None,
-        }
-    }
-
-    fn version(&self) -> u64 {
-        version_of(&self.object)
-    }
-}
-
-/// (namespace, name)
-type Key = (String, String);
 
 /// The objects of one resource, and when they were created.
 #[derive(Default)]
@@ -585,92 +508,4 @@ impl Store {
         }
         owned
     }
-}
-
-/// The object's namespace and name, for a target that names one.
-fn key(target: &Target) -> Result<Key, ApiError> {
-    match (&target.namespace, &target.name) {
-        (Some(namespace), Some(name)) => Ok((namespace.clone(), name.clone())),
-        _ => Err(ApiError::MethodNotAllowed),
-    }
-}
-
-fn not_found(target: &Target, name: &str) -> ApiError {
-    ApiError::NotFound {
-        plural: target.resource.plural,
-        name: name.to_owned(),
-    }
-}
-
-fn namespace_of(object: &Value) -> &str {
-    object["metadata"]["namespace"].as_str().unwrap_or_default()
-}
-
-fn version_of(object: &Value) -> u64 {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|version| version.parse().ok())
-        .unwrap_or_default()
-}
-
-/// `<version>/<namespace>/<name>`: the list's version and the last key returned.
-fn parse_continue(token: &str) -> Result<(u64, Key), ApiError> {
-    let invalid = || ApiError::BadRequest(format!("invalid continue token: {token:?}"));
-    let (version, key) = token.split_once('/').ok_or_else(invalid)?;
-    let (namespace, name) = key.split_once('/').ok_or_else(invalid)?;
-    let version = version.parse().map_err(|_| invalid())?;
-    Ok((version, (namespace.to_owned(), name.to_owned())))
-}
-
-/// What a write to the object itself may change: not the fields the server owns, nor (with a
-/// status subresource) the status.
-fn writable(resource: &Resource, body: &Value) -> Value {
-    let mut body = body.clone();
-    if let Some(metadata) = body.get_mut("metadata").and_then(Value::as_object_mut) {
-        for field in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
-            metadata.remove(field);
-        }
-    }
-    if resource.status_subresource
-        && let Some(body) = body.as_object_mut()
-    {
-        body.remove("status");
-    }
-    body
-}
-
-fn set_status(object: &mut Value, status: Option<Value>) {
-    if let Some(object) = object.as_object_mut() {
-        match status {
-            Some(status) if !status.is_null() => {
-                object.insert("status".to_owned(), status);
-            }
-            _ => {
-                object.remove("status");
-            }
-        }
-    }
-}
-
-/// Fills in what the server sets on a new object.
-fn stamp_new(resource: &Resource, (namespace, name): &Key, object: &mut Value) {
-    if resource.status_subresource
-        && let Some(object) = object.as_object_mut()
-    {
-        // A new object's status is the server's to set, not the creator's.
-        object.remove("status");
-    }
-    object["apiVersion"] = Value::String(resource.api_version());
-    object["kind"] = Value::String(resource.kind.to_owned());
-    let now = Timestamp::now();
-    let metadata = &mut object["metadata"];
-    metadata["name"] = Value::String(name.clone());
-    metadata["namespace"] = Value::String(namespace.clone());
-    metadata["uid"] = Value::String(uuid::Uuid::new_v4().to_string());
-    metadata["creationTimestamp"] = Value::String(
-        Timestamp::from_second(now.as_second())
-            .unwrap_or(now)
-            .to_string(),
-    );
-    metadata["generation"] = json!(1);
 }

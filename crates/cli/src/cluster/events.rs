@@ -5,7 +5,7 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams};
 
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
-use crate::commands::describe::EventRow;
+use crate::view::description::EventRow;
 
 impl Cluster {
     /// The events regarding `job`, oldest first.

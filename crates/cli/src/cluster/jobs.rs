@@ -14,7 +14,7 @@ use trainctl_api::{JobConditionType, JobKind, JobStatus, TrainingJob};
 use trainctl_operator::job::{self, api_resource};
 
 use super::{Cluster, ClusterError, Operation, Resource};
-use crate::commands::target::Target;
+use crate::target::Target;
 
 /// The field manager of what `submit` applies (ConfigMaps and Secrets).
 const FIELD_MANAGER: &str = "trainctl-cli";

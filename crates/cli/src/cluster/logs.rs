@@ -17,7 +17,7 @@ use trainctl_engine::naming::{JOB_NAME_LABEL, OPERATOR_NAME_LABEL};
 
 use super::pods::{controller_uid, main_container, main_status, slot_of};
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
-use crate::commands::logs::PrefixedLines;
+use crate::view::prefixed::PrefixedLines;
 
 /// How much of a log is read at a time.
 const CHUNK: usize = 64 * 1024;

@@ -1,7 +1,8 @@
 //! Cluster mode (`trainctl --kube`): the job commands on a Kubernetes cluster, through the
 //! kubeconfig. This module only translates: it reads jobs, pods, events and logs from the API
-//! server into what the commands print (the same tables and prefixes as on this machine), and
-//! sends the writes. The printing stays in `commands`, shared by both modes.
+//! server into the rows of `view` (the same tables and prefixes as on this machine), and sends
+//! the writes. What it reads prints the same as on this machine; whole command lines against a
+//! mock API server are tested where the job commands are.
 
 mod connect;
 mod error;
@@ -9,8 +10,6 @@ mod events;
 mod jobs;
 mod logs;
 mod pods;
-#[cfg(test)]
-mod tests;
 
 use kube::Client;
 

@@ -14,7 +14,7 @@ use trainctl_local::kubelet::resources::ReplicaNeeds;
 use trainctl_operator::job::retired_restarts;
 
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
-use crate::commands::describe::ReplicaRow;
+use crate::view::description::ReplicaRow;
 
 impl Cluster {
     /// The pods of `job`: those carrying its labels that it controls, in slot order.

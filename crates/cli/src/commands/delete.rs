@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use crate::cli::JobArgs;
 use crate::client::Client;
 use crate::cluster::Cluster;
-use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
+use crate::target::{DEFAULT_NAMESPACE, Target};
 
 /// Deletes the job once its replicas have stopped; exit 1 when it does not exist.
 pub fn run(args: &JobArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {

@@ -13,10 +13,10 @@ use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::{Format, GetArgs, GetFormat};
 use crate::cluster::{Cluster, ClusterJob, restarts_by_job};
-use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::output;
 use crate::state::state_dir;
-use crate::table::Table;
+use crate::target::{DEFAULT_NAMESPACE, Target};
+use crate::view::jobs::{JobRow, table};
 
 /// Lists or shows jobs; exit 1 when a named job does not exist.
 pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
@@ -55,10 +55,10 @@ pub fn run(args: &GetArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
             } else {
                 Vec::new()
             };
-            let rows: Vec<Row<'_>> = records
+            let rows: Vec<JobRow<'_>> = records
                 .iter()
                 .enumerate()
-                .map(|(i, record)| Row {
+                .map(|(i, record)| JobRow {
                     namespace: &record.namespace,
                     name: &record.name,
                     kind: record.kind,
@@ -130,9 +130,9 @@ pub async fn in_cluster(
             } else {
                 HashMap::new()
             };
-            let rows: Vec<Row<'_>> = jobs
+            let rows: Vec<JobRow<'_>> = jobs
                 .iter()
-                .map(|job| Row {
+                .map(|job| JobRow {
                     namespace: job.namespace(),
                     name: job.name(),
                     kind: job.kind,
@@ -219,84 +219,4 @@ fn restarts(store: &Store, records: &[JobRecord]) -> anyhow::Result<Vec<i64>> {
             Ok(replicas.iter().map(|r| i64::from(r.restarts)).sum())
         })
         .collect()
-}
-
-/// One job as the table shows it, wherever it runs.
-struct Row<'a> {
-    namespace: &'a str,
-    name: &'a str,
-    kind: JobKind,
-    /// Its state in one word.
-    state: &'a str,
-    /// When it was recorded here, or created in the cluster.
-    created: Option<Timestamp>,
-    job: &'a TrainingJob,
-    /// Its replicas' restarts, when counted (`-o wide`).
-    restarts: Option<i64>,
-}
-
-/// The table of `rows`, ages counted up to `now`.
-fn table(
-    rows: &[Row<'_>],
-    with_kind: bool,
-    with_namespace: bool,
-    wide: bool,
-    now: Timestamp,
-) -> Table {
-    let mut table = Table::new([
-        "NAMESPACE",
-        "NAME",
-        "STATE",
-        "AGE",
-        "REPLICAS",
-        "RESTARTS",
-        "DURATION",
-    ]);
-    for row in rows {
-        let name = if with_kind {
-            format!("{}/{}", row.kind.singular(), row.name)
-        } else {
-            row.name.to_owned()
-        };
-        let status = row.job.status();
-        let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
-        let ended = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
-        let duration = started.map(|start| ended.unwrap_or(now).duration_since(start));
-        table.row([
-            row.namespace.to_owned(),
-            name,
-            row.state.to_owned(),
-            row.created.map_or_else(
-                || "-".to_owned(),
-                |created| age(now.duration_since(created)),
-            ),
-            replicas(row.job),
-            row.restarts.map_or_else(String::new, |n| n.to_string()),
-            duration.map_or_else(|| "-".to_owned(), age),
-        ]);
-    }
-    let mut keep = vec![with_namespace, true, true, true];
-    keep.extend([wide; 3]);
-    table.keep_columns(&keep);
-    table
-}
-
-/// `Worker:2 PS:1`.
-fn replicas(job: &TrainingJob) -> String {
-    job.replica_specs()
-        .iter()
-        .map(|(replica_type, spec)| format!("{replica_type}:{}", spec.replicas_or_default()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// kubectl's age: `45s`, `3m`, `2h`, `5d`.
-pub fn age(duration: jiff::SignedDuration) -> String {
-    let seconds = duration.as_secs().max(0);
-    match seconds {
-        0..120 => format!("{seconds}s"),
-        120..7_200 => format!("{}m", seconds / 60),
-        7_200..172_800 => format!("{}h", seconds / 3_600),
-        _ => format!("{}d", seconds / 86_400),
-    }
 }

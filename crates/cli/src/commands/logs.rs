@@ -14,9 +14,8 @@ use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState, Store};
 
 use crate::cli::LogsArgs;
 use crate::cluster::{self, Cluster, LogRequest};
-use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
-pub use tail::PrefixedLines;
+use crate::target::{DEFAULT_NAMESPACE, Target};
 use tail::Tail;
 
 /// How often `--follow` looks at the job and its log files again.

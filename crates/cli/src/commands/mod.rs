@@ -2,17 +2,18 @@
 
 mod crd;
 mod delete;
-pub mod describe;
+mod describe;
 mod get;
-pub mod logs;
+mod logs;
 mod operator;
 mod render;
 mod run;
 mod server;
 mod shim;
-pub mod submit;
+mod submit;
 mod suspend;
-pub mod target;
+#[cfg(test)]
+mod tests;
 mod validate;
 mod wait;
 mod watchdog;
@@ -94,7 +95,7 @@ fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode>
 
 /// Runs a job command on `cluster`, printing on `out`; a `submit` comes with its manifest,
 /// checked.
-pub async fn on_cluster(
+async fn on_cluster(
     command: Command,
     checked: Option<submit::Checked>,
     cluster: &cluster::Cluster,

@@ -16,6 +16,7 @@ use trainctl_operator::rate_limit::RateLimits;
 use trainctl_operator::shutdown::StopRequests;
 
 use crate::cli::{ClusterArgs, LogFormat, OperatorArgs};
+use crate::telemetry;
 
 /// Where a pod finds its service account's namespace.
 const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -25,7 +26,7 @@ const DEFAULT_LEASE_NAMESPACE: &str = "kubeflow";
 
 /// Runs the operator until it is stopped.
 pub fn run(args: &OperatorArgs, cluster: &ClusterArgs) -> anyhow::Result<ExitCode> {
-    init_logging(args.log_format.unwrap_or_else(|| {
+    telemetry::init(args.log_format.unwrap_or_else(|| {
         if std::io::stderr().is_terminal() {
             LogFormat::Text
         } else {
@@ -53,24 +54,6 @@ pub fn run(args: &OperatorArgs, cluster: &ClusterArgs) -> anyhow::Result<ExitCod
             anyhow::Ok(())
         })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Logs to stderr in `format`, filtered by `RUST_LOG` (default `info`).
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-    }
 }
 
 /// The namespace in the service account's namespace file, if this is a pod.
@@ -334,16 +317,6 @@ mod tests {
             assert_eq!(error.exit_code(), 2, "{flags:?}");
             let text = error.to_string();
             assert_eq!(text.lines().next(), Some(expected), "{flags:?}");
-        }
-    }
-
-    #[test]
-    fn a_namespace_is_a_dns_label() {
-        for valid in ["a", "team-a", "x1", &"n".repeat(63)] {
-            assert_eq!(crate::cli::namespace_name(valid), Ok(valid.to_owned()));
-        }
-        for invalid in ["", "-a", "a-", "A", "a.b", &"n".repeat(64)] {
-            assert!(crate::cli::namespace_name(invalid).is_err(), "{invalid}");
         }
     }
 }

@@ -6,19 +6,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use trainctl_server::ServerConfig;
 
-use crate::cli::ServerArgs;
+use crate::cli::{LogFormat, ServerArgs};
 use crate::machine;
 use crate::state::state_dir;
+use crate::telemetry;
 
 /// Runs the server until `SIGINT` or `SIGTERM`.
 pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    telemetry::init(LogFormat::Text);
     let dir = state_dir(state)?;
     let config = ServerConfig {
         state_dir: dir.clone(),

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use crate::cli::JobArgs;
 use crate::client::Client;
 use crate::cluster::Cluster;
-use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
+use crate::target::{DEFAULT_NAMESPACE, Target};
 
 /// Suspends the job: its replicas stop and its resources are given back.
 pub fn suspend(args: &JobArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {

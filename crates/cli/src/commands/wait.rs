@@ -11,8 +11,8 @@ use trainctl_local::store::Store;
 
 use crate::cli::WaitArgs;
 use crate::cluster::Cluster;
-use crate::commands::target::{DEFAULT_NAMESPACE, Target};
 use crate::state::state_dir;
+use crate::target::{DEFAULT_NAMESPACE, Target};
 use crate::wait_for::WaitFor;
 
 /// How often the job is looked at again.

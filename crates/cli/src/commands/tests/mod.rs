@@ -1,5 +1,6 @@
-//! Cluster mode against a mock API server (tower-test): each scenario runs a command line as
-//! `trainctl --kube ...` would, and asserts the exact requests sent and the exact output.
+//! The job commands in cluster mode against a mock API server (tower-test): each scenario runs a
+//! command line as `trainctl --kube ...` would, and asserts the exact requests sent and the exact
+//! output.
 
 mod errors;
 mod jobs;
@@ -20,9 +21,9 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock;
 
-use super::Cluster;
+use super::{on_cluster, submit};
 use crate::cli::{Cli, Command};
-use crate::commands::{on_cluster, submit};
+use crate::cluster::Cluster;
 
 /// The URL messages name for the mock server.
 const SERVER: &str = "https://cluster.test";

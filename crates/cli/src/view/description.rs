@@ -1,0 +1,401 @@
+//! What `describe` shows of a job, as `kubectl describe` shows an object: identity and times, the
+//! spec in short, the replicas (processes here, pods on a cluster), the conditions and the
+//! events. The same text in both modes: only the column that locates a replica differs.
+
+use std::fmt::Write as _;
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::Container;
+use trainctl_api::{
+    CleanPodPolicy, ConditionStatus, ReplicaSpec, ReplicaType, RunPolicy, TrainingJob,
+};
+use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
+
+use super::jobs::age;
+use crate::table::Table;
+
+/// What a field holds when the spec does not set it.
+const UNSET: &str = "<unset>";
+/// What a section holds when it is empty.
+const NONE: &str = "<none>";
+
+/// Everything `describe` shows of a job, on this machine or on a cluster.
+#[derive(Debug)]
+pub struct Description {
+    /// The job, status included.
+    pub job: TrainingJob,
+    /// Its `metadata.uid`.
+    pub uid: String,
+    /// When it was recorded here, or created in the cluster.
+    pub created: Option<Timestamp>,
+    /// Its state in one word, as `get` shows it.
+    pub state: String,
+    /// Its replicas, in slot order.
+    pub replicas: Vec<ReplicaRow>,
+    /// What locates a replica.
+    pub placement: Placement,
+    /// Its events, oldest first.
+    pub events: Vec<EventRow>,
+}
+
+/// What locates a replica: the column between RESTARTS and PORT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Its process id (a replica on this machine).
+    Process,
+    /// Its pod's node (a replica on a cluster).
+    Node,
+}
+
+impl Placement {
+    fn header(self) -> &'static str {
+        match self {
+            Placement::Process => "PID",
+            Placement::Node => "NODE",
+        }
+    }
+}
+
+/// One replica as `describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRow {
+    /// `worker-1`.
+    pub name: String,
+    /// Its state (here) or its pod's phase (on a cluster).
+    pub state: String,
+    /// The last exit code.
+    pub exit_code: Option<i32>,
+    /// How many times it restarted.
+    pub restarts: i32,
+    /// Its process id or its node ([`Placement`]).
+    pub place: Option<String>,
+    /// Its port.
+    pub port: Option<u16>,
+    /// Its GPUs: their indices here, their count on a cluster.
+    pub gpus: Option<String>,
+    /// When its process or container last started.
+    pub started: Option<Timestamp>,
+}
+
+/// One event as `describe` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRow {
+    /// When it (last) happened.
+    pub time: Timestamp,
+    /// `Normal` or `Warning`.
+    pub type_: String,
+    /// The reason, one word.
+    pub reason: String,
+    /// What happened.
+    pub message: String,
+}
+
+impl Description {
+    /// The description of a job recorded on this machine, in `state`.
+    pub fn local(
+        state: &str,
+        record: JobRecord,
+        replicas: &[ReplicaRecord],
+        events: &[EventRecord],
+    ) -> Description {
+        Description {
+            uid: record.uid,
+            created: Some(record.created_at),
+            state: state.to_owned(),
+            replicas: replicas
+                .iter()
+                .map(|replica| ReplicaRow {
+                    name: replica.name(),
+                    state: replica.state.as_str().to_owned(),
+                    exit_code: replica.exit_code,
+                    restarts: replica.restarts,
+                    place: replica.pid.map(|pid| pid.pid.to_string()),
+                    port: replica.port,
+                    gpus: (!replica.gpus.is_empty()).then(|| {
+                        let gpus: Vec<String> = replica.gpus.iter().map(u32::to_string).collect();
+                        gpus.join(",")
+                    }),
+                    started: replica.started_at,
+                })
+                .collect(),
+            placement: Placement::Process,
+            events: events
+                .iter()
+                .map(|event| EventRow {
+                    time: event.time,
+                    type_: event.type_.clone(),
+                    reason: event.reason.clone(),
+                    message: event.message.clone(),
+                })
+                .collect(),
+            job: record.job,
+        }
+    }
+
+    /// The text, ages counted up to `now`.
+    pub fn render(&self, now: Timestamp) -> String {
+        let job = &self.job;
+        let status = job.status();
+        let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+        let completed = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
+        let mut head = vec![
+            ("Name:", job.name().to_owned()),
+            ("Namespace:", job.namespace().to_owned()),
+            ("Kind:", job.kind().as_str().to_owned()),
+            ("UID:", self.uid.clone()),
+            ("State:", self.state.clone()),
+        ];
+        if let Some(created) = self.created {
+            head.push((
+                "Created:",
+                format!(
+                    "{} ({} ago)",
+                    time(created),
+                    age(now.duration_since(created))
+                ),
+            ));
+        }
+        if let Some(started) = started {
+            head.push(("Started:", time(started)));
+        }
+        if let Some(completed) = completed {
+            head.push(("Completed:", time(completed)));
+            if let Some(started) = started {
+                head.push(("Duration:", duration(completed.duration_since(started))));
+            }
+        }
+        let mut out = String::new();
+        fields(&mut out, 0, &head);
+        out.push_str("Spec:\n");
+        for (replica_type, spec) in job.replica_specs().iter() {
+            replica_spec(&mut out, job, replica_type, spec);
+        }
+        run_policy(&mut out, job.run_policy());
+        section(&mut out, "Replicas:", self.replicas_table());
+        section(&mut out, "Conditions:", self.conditions_table());
+        section(&mut out, "Events:", self.events_table(now));
+        out
+    }
+
+    fn replicas_table(&self) -> Option<Table> {
+        let mut table = Table::new([
+            "REPLICA",
+            "STATE",
+            "EXIT",
+            "RESTARTS",
+            self.placement.header(),
+            "PORT",
+            "GPUS",
+            "STARTED",
+        ]);
+        for replica in &self.replicas {
+            table.row([
+                replica.name.clone(),
+                replica.state.clone(),
+                or_dash(replica.exit_code),
+                replica.restarts.to_string(),
+                or_dash(replica.place.as_ref()),
+                or_dash(replica.port),
+                or_dash(replica.gpus.as_ref()),
+                or_dash(replica.started.map(time)),
+            ]);
+        }
+        (!self.replicas.is_empty()).then_some(table)
+    }
+
+    fn conditions_table(&self) -> Option<Table> {
+        let conditions = self
+            .job
+            .status()
+            .map(|status| status.conditions.as_slice())
+            .unwrap_or_default();
+        let mut table = Table::new(["TYPE", "STATUS", "REASON", "MESSAGE", "LAST TRANSITION"]);
+        for condition in conditions {
+            table.row([
+                condition.type_.as_str().to_owned(),
+                match condition.status {
+                    ConditionStatus::True => "True",
+                    ConditionStatus::False => "False",
+                    ConditionStatus::Unknown => "Unknown",
+                }
+                .to_owned(),
+                condition.reason.clone(),
+                condition.message.clone(),
+                or_dash(condition.last_transition_time.as_ref().map(|t| time(t.0))),
+            ]);
+        }
+        (!conditions.is_empty()).then_some(table)
+    }
+
+    fn events_table(&self, now: Timestamp) -> Option<Table> {
+        let mut table = Table::new(["AGE", "TYPE", "REASON", "MESSAGE"]);
+        for event in &self.events {
+            table.row([
+                age(now.duration_since(event.time)),
+                event.type_.clone(),
+                event.reason.clone(),
+                event.message.clone(),
+            ]);
+        }
+        (!self.events.is_empty()).then_some(table)
+    }
+}
+
+/// One replica type of the spec: how many, restarted how, running what.
+fn replica_spec(
+    out: &mut String,
+    job: &TrainingJob,
+    replica_type: &ReplicaType,
+    spec: &ReplicaSpec,
+) {
+    let _ = writeln!(out, "  {replica_type}:");
+    let mut lines = vec![
+        ("Replicas:", spec.replicas_or_default().to_string()),
+        (
+            "Restart Policy:",
+            spec.restart_policy
+                .map_or(UNSET, |policy| policy.as_str())
+                .to_owned(),
+        ),
+    ];
+    if let Some(container) = main_container(job, spec) {
+        lines.push(("Container:", container.name.clone()));
+        let argv: Vec<&String> = container
+            .command
+            .iter()
+            .chain(&container.args)
+            .flatten()
+            .collect();
+        let command = if argv.is_empty() {
+            UNSET.to_owned()
+        } else {
+            argv.iter()
+                .map(|arg| shell_quote(arg))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        lines.push(("Command:", command));
+    }
+    fields(out, 4, &lines);
+}
+
+/// The container the kind runs the framework in (`tensorflow`, `pytorch`...), else the first.
+fn main_container<'a>(job: &TrainingJob, spec: &'a ReplicaSpec) -> Option<&'a Container> {
+    let containers = spec.containers();
+    job.kind()
+        .default_container()
+        .and_then(|name| containers.iter().find(|c| c.name == name))
+        .or_else(|| containers.first())
+}
+
+/// The policies of `runPolicy`.
+fn run_policy(out: &mut String, policy: &RunPolicy) {
+    out.push_str("  Run Policy:\n");
+    let set = |value: Option<String>| value.unwrap_or_else(|| UNSET.to_owned());
+    fields(
+        out,
+        4,
+        &[
+            (
+                "Clean Pod Policy:",
+                set(policy.clean_pod_policy.map(|policy| {
+                    match policy {
+                        CleanPodPolicy::All => "All",
+                        CleanPodPolicy::Running => "Running",
+                        CleanPodPolicy::None => "None",
+                    }
+                    .to_owned()
+                })),
+            ),
+            (
+                "Backoff Limit:",
+                set(policy.backoff_limit.map(|n| n.to_string())),
+            ),
+            (
+                "Active Deadline Seconds:",
+                set(policy.active_deadline_seconds.map(|n| n.to_string())),
+            ),
+            (
+                "TTL Seconds After Finished:",
+                set(policy.ttl_seconds_after_finished.map(|n| n.to_string())),
+            ),
+            ("Suspend:", policy.is_suspended().to_string()),
+            (
+                "Priority Class:",
+                set(policy
+                    .scheduling_policy
+                    .as_ref()
+                    .and_then(|s| s.priority_class.clone())),
+            ),
+        ],
+    );
+}
+
+/// `Label:   value` lines, values aligned; a value of several lines keeps the alignment.
+fn fields(out: &mut String, indent: usize, fields: &[(&str, String)]) {
+    let width = fields
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    for (label, value) in fields {
+        let mut lines = value.lines();
+        let first = lines.next().unwrap_or_default();
+        let _ = writeln!(out, "{:indent$}{label:<width$}{first}", "");
+        for line in lines {
+            let _ = writeln!(out, "{:indent$}{:width$}{line}", "", "");
+        }
+    }
+}
+
+/// A titled table, indented, or `Title:  <none>` when it has no rows.
+fn section(out: &mut String, title: &str, table: Option<Table>) {
+    match table {
+        None => {
+            let _ = writeln!(out, "{title}  {NONE}");
+        }
+        Some(table) => {
+            let _ = writeln!(out, "{title}");
+            for line in table.render().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+}
+
+/// An argument as a shell would need it: quoted when it holds anything but plain characters.
+fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// A time to the second, in UTC.
+fn time(timestamp: Timestamp) -> String {
+    timestamp.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// `1h2m3s`, `4m0s`, `59s`.
+fn duration(duration: SignedDuration) -> String {
+    let seconds = duration.as_secs().max(0);
+    let (hours, minutes, seconds) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
+    if hours > 0 {
+        format!("{hours}h{minutes}m{seconds}s")
+    } else if minutes > 0 {
+        format!("{minutes}m{seconds}s")
+    } else {
+        format!("{seconds}s")
+    }
+}
+
+/// The value, or `-` when there is none.
+fn or_dash<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |value| value.to_string())
+}
+
+#[cfg(test)]
+mod tests;

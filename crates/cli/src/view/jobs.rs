@@ -1,0 +1,94 @@
+//! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`), NAME,
+//! STATE, AGE, and with `-o wide` REPLICAS, RESTARTS and DURATION; the same for jobs of this
+//! machine and of a cluster.
+
+use jiff::{SignedDuration, Timestamp};
+use trainctl_api::{JobKind, TrainingJob};
+
+use crate::table::Table;
+
+/// One job as the table shows it, wherever it runs.
+#[derive(Debug)]
+pub struct JobRow<'a> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its name.
+    pub name: &'a str,
+    /// Its kind.
+    pub kind: JobKind,
+    /// Its state in one word.
+    pub state: &'a str,
+    /// When it was recorded here, or created in the cluster.
+    pub created: Option<Timestamp>,
+    /// The job, for its replicas and its start and completion times.
+    pub job: &'a TrainingJob,
+    /// Its replicas' restarts, when counted (`-o wide`).
+    pub restarts: Option<i64>,
+}
+
+/// The table of `rows`, ages counted up to `now`: NAME is `kind/name` `with_kind`, NAMESPACE is
+/// shown `with_namespace`, and the `wide` columns when asked.
+pub fn table(
+    rows: &[JobRow<'_>],
+    with_kind: bool,
+    with_namespace: bool,
+    wide: bool,
+    now: Timestamp,
+) -> Table {
+    let mut table = Table::new([
+        "NAMESPACE",
+        "NAME",
+        "STATE",
+        "AGE",
+        "REPLICAS",
+        "RESTARTS",
+        "DURATION",
+    ]);
+    for row in rows {
+        let name = if with_kind {
+            format!("{}/{}", row.kind.singular(), row.name)
+        } else {
+            row.name.to_owned()
+        };
+        let status = row.job.status();
+        let started = status.and_then(|s| s.start_time.as_ref()).map(|t| t.0);
+        let ended = status.and_then(|s| s.completion_time.as_ref()).map(|t| t.0);
+        let duration = started.map(|start| ended.unwrap_or(now).duration_since(start));
+        table.row([
+            row.namespace.to_owned(),
+            name,
+            row.state.to_owned(),
+            row.created.map_or_else(
+                || "-".to_owned(),
+                |created| age(now.duration_since(created)),
+            ),
+            replicas(row.job),
+            row.restarts.map_or_else(String::new, |n| n.to_string()),
+            duration.map_or_else(|| "-".to_owned(), age),
+        ]);
+    }
+    let mut keep = vec![with_namespace, true, true, true];
+    keep.extend([wide; 3]);
+    table.keep_columns(&keep);
+    table
+}
+
+/// `Worker:2 PS:1`.
+fn replicas(job: &TrainingJob) -> String {
+    job.replica_specs()
+        .iter()
+        .map(|(replica_type, spec)| format!("{replica_type}:{}", spec.replicas_or_default()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// kubectl's age: `45s`, `3m`, `2h`, `5d`.
+pub fn age(duration: SignedDuration) -> String {
+    let seconds = duration.as_secs().max(0);
+    match seconds {
+        0..120 => format!("{seconds}s"),
+        120..7_200 => format!("{}m", seconds / 60),
+        7_200..172_800 => format!("{}h", seconds / 3_600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}
