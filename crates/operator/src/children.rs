@@ -35,6 +35,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use trainctl_api::TrainingJob;
 
+use crate::owners::Owners;
+
 /// How long a reconcile that wrote waits at most for the cache to show its writes.
 pub const READ_YOUR_WRITES: Duration = Duration::from_secs(5);
 
@@ -51,6 +53,10 @@ pub struct Children {
     pub pods: Store<Pod>,
     /// The services' metadata, slimmed ([`slim_meta`]).
     pub services: Store<ServiceMeta>,
+    /// The pods' keys by the uid of their controller.
+    pub pod_owners: Owners<Pod>,
+    /// The services' keys by the uid of their controller.
+    pub service_owners: Owners<ServiceMeta>,
     /// How long [`Children::await_written`] waits at most.
     pub read_your_writes: Duration,
     /// Turn true once the pods' and the services' caches have had their first list.
@@ -84,18 +90,20 @@ impl Written {
 }
 
 impl Children {
-    /// Caches of `pods` and `services`, ready once `pods_ready` and `services_ready` turn true
-    /// (see [`first_list`]).
+    /// Caches of pods and services, with their owners' indexes, ready once both `ready` turn
+    /// true (see [`first_list`]).
     #[must_use]
     pub fn new(
-        pods: Store<Pod>,
-        services: Store<ServiceMeta>,
+        (pods, pod_owners): (Store<Pod>, Owners<Pod>),
+        (services, service_owners): (Store<ServiceMeta>, Owners<ServiceMeta>),
         ready: [watch::Receiver<bool>; 2],
         read_your_writes: Duration,
     ) -> Children {
         Children {
             pods,
             services,
+            pod_owners,
+            service_owners,
             read_your_writes,
             ready,
         }
@@ -116,12 +124,31 @@ impl Children {
     /// The job's pods and services as cached: those in its namespace that it controls (a
     /// controller owner reference with its uid; a job without a uid controls what carries its
     /// name label). [`crate::observe`] then keeps those that stand for one of its slots.
+    ///
+    /// Found through the owners' indexes ([`crate::owners`]), not by scanning the caches.
     #[must_use]
     pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<Pod>>, Vec<Arc<ServiceMeta>>) {
-        let pods = self.pods.state_filter(|pod| is_childs(job, &pod.metadata));
+        let Some(uid) = job.metadata().uid.as_deref() else {
+            let pods = self.pods.state_filter(|pod| is_childs(job, &pod.metadata));
+            let services = self
+                .services
+                .state_filter(|service| is_childs(job, &service.metadata));
+            return (pods, services);
+        };
+        let pods = self
+            .pod_owners
+            .owned_by(uid)
+            .iter()
+            .filter_map(|key| self.pods.get(key))
+            .filter(|pod| is_childs(job, &pod.metadata))
+            .collect();
         let services = self
-            .services
-            .state_filter(|service| is_childs(job, &service.metadata));
+            .service_owners
+            .owned_by(uid)
+            .iter()
+            .filter_map(|key| self.services.get(key))
+            .filter(|service| is_childs(job, &service.metadata))
+            .collect();
         (pods, services)
     }
 

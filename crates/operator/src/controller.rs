@@ -24,6 +24,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::health::Health;
 use crate::job::JobObject;
+use crate::owners::Owners;
 use crate::watch::on_its_own;
 use crate::{apply, gang, job, observe, validate};
 
@@ -167,19 +168,22 @@ fn controller(
     let (service_store, service_writer) = reflector::store();
     let (pods_listed, pods_ready) = watch::channel(false);
     let (services_listed, services_ready) = watch::channel(false);
+    let (pod_owners, service_owners) = (Owners::default(), Owners::default());
     let children = Children::new(
-        pod_store,
-        service_store,
+        (pod_store, pod_owners.clone()),
+        (service_store, service_owners.clone()),
         [pods_ready, services_ready],
         children::READ_YOUR_WRITES,
     );
     let pods = watcher(pods, selector.clone()).modify(children::slim_pod);
     let pods = reflector::reflector(pod_writer, pods)
+        .inspect_ok(move |event| pod_owners.observe(event))
         .inspect_ok(first_list(pods_listed))
         .touched_objects();
     let services =
         watcher(services, selector).modify(|service| children::slim_meta(&mut service.metadata));
     let services = reflector::reflector(service_writer, services)
+        .inspect_ok(move |event| service_owners.observe(event))
         .inspect_ok(first_list(services_listed))
         .touched_objects();
     let mut controller = Controller::for_stream_with(

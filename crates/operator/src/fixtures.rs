@@ -19,6 +19,7 @@ use trainctl_engine::{Addressing, BuildOptions, build_objects};
 use crate::children::{Children, ServiceMeta, slim_meta, slim_pod};
 use crate::context::Context;
 use crate::job::JobObject;
+use crate::owners::Owners;
 
 /// A TFJob `ml/mnist` (uid `job-uid`): a chief and two workers.
 pub(crate) const TF_JOB: &str = r"
@@ -219,22 +220,36 @@ pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Childr
     // The first list, as a watch delivers it: what it holds, then the store is ready.
     let (pod_store, mut pod_writer) = reflector::store();
     let (service_store, mut service_writer) = reflector::store();
-    pod_writer.apply_watcher_event(&watcher::Event::Init);
-    service_writer.apply_watcher_event(&watcher::Event::Init);
+    let (pod_owners, service_owners) = (Owners::default(), Owners::default());
+    let mut pod_event = |event| {
+        pod_writer.apply_watcher_event(&event);
+        pod_owners.observe(&event);
+    };
+    let mut service_event = |event| {
+        service_writer.apply_watcher_event(&event);
+        service_owners.observe(&event);
+    };
+    pod_event(watcher::Event::Init);
+    service_event(watcher::Event::Init);
     for mut pod in pods {
         slim_pod(&mut pod);
-        pod_writer.apply_watcher_event(&watcher::Event::InitApply(pod));
+        pod_event(watcher::Event::InitApply(pod));
     }
     for service in services {
         let mut service: ServiceMeta = service.metadata.into_response_partial();
         slim_meta(&mut service.metadata);
-        service_writer.apply_watcher_event(&watcher::Event::InitApply(service));
+        service_event(watcher::Event::InitApply(service));
     }
-    pod_writer.apply_watcher_event(&watcher::Event::InitDone);
-    service_writer.apply_watcher_event(&watcher::Event::InitDone);
+    pod_event(watcher::Event::InitDone);
+    service_event(watcher::Event::InitDone);
     // Both stores had their first list.
     let ready = [(); 2].map(|()| tokio::sync::watch::channel(true).1);
-    Children::new(pod_store, service_store, ready, Duration::ZERO)
+    Children::new(
+        (pod_store, pod_owners),
+        (service_store, service_owners),
+        ready,
+        Duration::ZERO,
+    )
 }
 
 /// Caches that hold no pods and no services.

@@ -47,6 +47,7 @@ pub mod leader;
 pub mod manager;
 pub mod metrics;
 pub mod observe;
+pub mod owners;
 pub mod rate_limit;
 pub mod refusals;
 pub mod settings;
