@@ -25,6 +25,7 @@ use crate::error::Error;
 use crate::health::Health;
 use crate::job::JobObject;
 use crate::owners::Owners;
+use crate::pacing::Pacing;
 use crate::watch::on_its_own;
 use crate::{apply, gang, job, observe, validate};
 
@@ -73,6 +74,7 @@ pub async fn run(
                 gate: Arc::clone(&gate),
                 stopping: stopping.clone(),
                 health: Arc::clone(&health),
+                pacing: Arc::default(),
             };
             let (store, children, controller) = controller(lane, Arc::clone(&ctx), namespace);
             stores.push(store);
@@ -108,6 +110,17 @@ struct Lane {
     gate: Arc<Semaphore>,
     stopping: watch::Receiver<bool>,
     health: Arc<Health>,
+    /// When each job was last reconciled.
+    pacing: Arc<Pacing>,
+}
+
+/// A job's key for [`Pacing`]: its namespace and name.
+fn pacing_key(object: &JobObject) -> String {
+    format!(
+        "{}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
 }
 
 /// Resolves once `stopping` turns true (or its sender is gone).
@@ -147,6 +160,7 @@ fn controller(
     let writer = reflector::store::Writer::new(resource.clone());
     let store = writer.as_reader();
     let metrics = Arc::clone(&ctx.metrics);
+    let pacing = Arc::clone(&lane.pacing);
     let jobs =
         watcher(jobs, watcher::Config::default()).modify(|job| job.metadata.managed_fields = None);
     let (jobs_listed, jobs_ready) = watch::channel(false);
@@ -156,6 +170,7 @@ fn controller(
             jobs_listed(event);
             if let watcher::Event::Delete(job) = event {
                 metrics.deleted(&job.namespace().unwrap_or_default(), kind);
+                pacing.forget(&pacing_key(job));
             }
         })
         .applied_objects();
@@ -231,10 +246,11 @@ fn controller(
     (jobs_ready, children, running)
 }
 
-/// Waits for a free thread of the kind (counted in `trainctl_queue_depth` meanwhile) and for
-/// the children's caches to have had their first list, then reconciles the job as the cache
-/// holds it by then; a job that was deleted meanwhile, or a wait interrupted by shutdown, is
-/// dropped. Times the reconcile and counts its error.
+/// Waits for the job's turn ([`crate::pacing`]), for a free thread of the kind (counted in
+/// `trainctl_queue_depth` meanwhile) and for the children's caches to have had their first
+/// list, then reconciles the job as the cache holds it by then; a job that was deleted
+/// meanwhile, or a wait interrupted by shutdown, is dropped. Times the reconcile and counts its
+/// error.
 async fn reconcile_in_turn(
     lane: Arc<(Lane, Children)>,
     cache: Store<JobObject>,
@@ -244,6 +260,18 @@ async fn reconcile_in_turn(
 ) -> Result<Action, Error> {
     let (lane, children) = lane.as_ref();
     let kind = lane.kind;
+    let key = pacing_key(&object);
+    let paced = lane.pacing.delay(
+        &key,
+        object.metadata.generation,
+        tokio::time::Instant::now(),
+    );
+    if !paced.is_zero() {
+        tokio::select! {
+            () = tokio::time::sleep(paced) => {}
+            () = stopped(lane.stopping.clone()) => return Ok(Action::await_change()),
+        }
+    }
     let queued = ctx.metrics.queued(kind);
     let ready = async {
         let permit = lane.gate.acquire().await;
@@ -257,8 +285,12 @@ async fn reconcile_in_turn(
     };
     drop(queued);
     let Some(object) = cache.get(&ObjectRef::from_obj_with(object.as_ref(), resource)) else {
+        lane.pacing.forget(&key);
         return Ok(Action::await_change());
     };
+    let generation = object.metadata.generation;
+    lane.pacing
+        .started(&key, generation, tokio::time::Instant::now());
     let started = Instant::now();
     let job = format!(
         "{kind} {}/{}",

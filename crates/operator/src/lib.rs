@@ -48,6 +48,7 @@ pub mod manager;
 pub mod metrics;
 pub mod observe;
 pub mod owners;
+pub mod pacing;
 pub mod rate_limit;
 pub mod refusals;
 pub mod settings;
