@@ -6,6 +6,7 @@
 
 pub mod crd;
 pub mod defaults;
+pub mod expansion;
 pub mod field_path;
 pub mod job;
 pub mod kind;

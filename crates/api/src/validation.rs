@@ -1,6 +1,11 @@
 //! Validation (docs/semantics.md §2): every problem of a defaulted job, each with its field path
 //! and what is expected. Collects all errors instead of stopping at the first.
 
+use std::collections::HashMap;
+
+use k8s_openapi::api::core::v1::Container;
+
+use crate::expansion::expand;
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;
 use crate::kind::JobKind;
@@ -269,6 +274,7 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
                 "is required: the container image (locally it is not pulled, but the operator needs it)",
             ));
         }
+        validate_expansion(container, &container_path, issues);
         for (p, port) in container.ports.iter().flatten().enumerate() {
             if !(1..=65_535).contains(&port.container_port) {
                 issues.push(Issue::error(
@@ -299,6 +305,42 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
             pod_path.field("containers"),
             format!("no container is named `{name}` (found {names}): a {kind} runs the framework in the container named `{name}`"),
         ));
+    }
+}
+
+/// Expands the container's literal env values and its command and args as the kubelet will
+/// (a `valueFrom` counts as empty: its value is known only when the replica starts), and
+/// reports each that would pass what one argument or environment string may hold. The
+/// expansion is bounded, so a value that doubles at every step costs nothing here.
+fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<Issue>) {
+    let mut defined: HashMap<&str, String> = HashMap::new();
+    for (j, var) in container.env.iter().flatten().enumerate() {
+        let value = match (&var.value_from, var.value.as_deref()) {
+            (None, Some(literal)) => {
+                expand(literal, |name| defined.get(name)).unwrap_or_else(|too_large| {
+                    issues.push(Issue::error(
+                        path.field("env").index(j).field("value"),
+                        format!("{too_large} (each $(VAR) is replaced by that variable's value)"),
+                    ));
+                    String::new()
+                })
+            }
+            _ => String::new(),
+        };
+        defined.insert(&var.name, value);
+    }
+    let command = container.command.iter().flatten().enumerate();
+    let args = container.args.iter().flatten().enumerate();
+    let items = command
+        .map(|(k, item)| ("command", k, item))
+        .chain(args.map(|(k, item)| ("args", k, item)));
+    for (field, k, item) in items {
+        if let Err(too_large) = expand(item, |name| defined.get(name)) {
+            issues.push(Issue::error(
+                path.field(field).index(k),
+                format!("{too_large} (each $(VAR) is replaced by that variable's value)"),
+            ));
+        }
     }
 }
 

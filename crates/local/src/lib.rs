@@ -18,6 +18,5 @@ pub mod store;
 
 pub use kubelet::admission::{Admission, Allocation, FreeResources, admit};
 pub use kubelet::env::{EnvContext, EnvError, resolve_env};
-pub use kubelet::expand::{expand, expand_command_and_args};
 pub use kubelet::ports::PortReservation;
 pub use kubelet::resources::{CapacityOverrides, NodeCapacity, ReplicaNeeds};

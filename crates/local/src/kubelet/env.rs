@@ -14,8 +14,8 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::manifest::Companion;
 
-use super::expand::expand;
 use super::resources::NodeCapacity;
+use trainctl_api::expansion::{TooLarge, expand};
 use trainctl_api::quantity::{self, InvalidQuantity};
 
 /// The address a replica has, as `status.podIP` and `status.hostIP` report it.
@@ -145,6 +145,17 @@ pub enum EnvError {
         /// What is wrong with it.
         problem: InvalidQuantity,
     },
+    /// A value whose `$(VAR)` references expand past what one environment string may hold.
+    #[error(
+        "replica {replica}: env {variable}: {}; check its $(VAR) references",
+        TooLarge
+    )]
+    TooLarge {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+    },
     /// A `valueFrom` with no source this runtime reads (none, or `fileKeyRef`).
     #[error(
         "replica {replica}: env {variable}: valueFrom needs one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef"
@@ -236,7 +247,12 @@ impl Resolver<'_> {
     fn value(&self, var: &EnvVar, defined: &OrderedEnv) -> Result<Option<String>, EnvError> {
         let Some(source) = &var.value_from else {
             let literal = var.value.as_deref().unwrap_or_default();
-            return Ok(Some(expand(literal, |name| defined.get(name))));
+            return expand(literal, |name| defined.get(name))
+                .map(Some)
+                .map_err(|_| EnvError::TooLarge {
+                    replica: self.replica.clone(),
+                    variable: var.name.clone(),
+                });
         };
         let variable = var.name.as_str();
         match source {

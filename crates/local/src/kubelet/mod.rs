@@ -3,19 +3,17 @@
 //! store or knows of a run. Two look at the machine: [`resources`] asks `nvidia-smi` for its
 //! GPUs, and [`ports`] binds loopback sockets to find free ports.
 //!
-//! - [`expand`]: Kubernetes' `$(VAR)` expansion of env values, commands and arguments;
 //! - [`env`](mod@env): a container's env as the kubelet builds it (`envFrom`, `env`, `fieldRef`,
-//!   `resourceFieldRef`, ConfigMap and Secret keys), on top of [`expand`] and [`resources`];
+//!   `resourceFieldRef`, ConfigMap and Secret keys), on top of Kubernetes' `$(VAR)` expansion
+//!   ([`trainctl_api::expansion`], which validation also uses) and [`resources`];
 //! - [`resources`]: resource quantities, what a replica needs, and this machine's capacity;
 //! - [`admission`]: gang admission on that capacity, with disjoint GPU sets, on top of
 //!   [`resources`];
 //! - [`ports`]: one free loopback port per replica slot, the local stand-in for a Service.
 //!
-//! Imports go one way: [`env`](mod@env) and [`admission`] use [`expand`] and [`resources`], which use
-//! neither.
+//! Imports go one way: [`env`](mod@env) and [`admission`] use [`resources`], which uses neither.
 
 pub mod admission;
 pub mod env;
-pub mod expand;
 pub mod ports;
 pub mod resources;

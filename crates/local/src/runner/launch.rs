@@ -16,11 +16,11 @@ use trainctl_engine::reconcile::ReplicaSlot;
 
 use crate::kubelet::admission::Allocation;
 use crate::kubelet::env::{EnvContext, resolve_env};
-use crate::kubelet::expand::expand_command_and_args;
 use crate::kubelet::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
 use crate::process::Launch;
 use crate::process::logs::Console;
 use crate::runner::pod::PodRestart;
+use trainctl_api::expansion::expand_command_and_args;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
 const DEFAULT_GRACE_SECONDS: i64 = 30;
@@ -144,7 +144,7 @@ fn prepare_one(
         env.retain(|(existing, _)| existing != name);
         env.push((name.to_owned(), value));
     }
-    let argv = expand_command_and_args(container, &env);
+    let argv = expand_command_and_args(container, &env)?;
     let working_dir = container.working_dir.as_ref().map(PathBuf::from);
     if let Some(dir) = &working_dir
         && !dir.is_dir()

@@ -442,3 +442,27 @@ fn missing_env_from_object_names_the_import() {
         "replica mnist-worker-0: env envFrom[0]: Secret `absent` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
     );
 }
+
+#[test]
+fn values_that_double_at_each_step_stop_at_the_limit_instead_of_filling_memory() {
+    // The probe's manifest: each variable is the one before, twice. 40 steps would be a
+    // terabyte; the resolution fails once a value passes one environment string's limit.
+    let mut env = vec![literal("V0", "0123456789abcdef")];
+    for step in 1..40 {
+        let previous = format!("$(V{})", step - 1);
+        env.push(literal(&format!("V{step}"), &previous.repeat(2)));
+    }
+    let error = resolve(&with_env(env)).expect_err("too large");
+    // 16 bytes doubled 13 times is 128 KiB, the most one string may hold; the 14th is over.
+    assert_eq!(
+        error,
+        EnvError::TooLarge {
+            replica: "mnist-worker-0".to_owned(),
+            variable: "V14".to_owned(),
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "replica mnist-worker-0: env V14: expands to more than 128 KiB, the most one argument or environment string may hold; check its $(VAR) references"
+    );
+}
