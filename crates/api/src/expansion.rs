@@ -99,21 +99,14 @@ pub fn expand_command_and_args(
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    let command = container
-        .command
-        .iter()
-        .flatten()
-        .map(|item| ("command", item));
-    let args = container.args.iter().flatten().map(|item| ("args", item));
-    let mut index = HashMap::<&str, usize>::new();
+    let command = container.command.iter().flatten().enumerate();
+    let args = container.args.iter().flatten().enumerate();
     command
-        .chain(args)
-        .map(|(field, item)| {
-            let at = index.entry(field).or_default();
-            let position = *at;
-            *at += 1;
+        .map(|(at, item)| ("command", at, item))
+        .chain(args.map(|(at, item)| ("args", at, item)))
+        .map(|(field, at, item)| {
             expand(item, |name| vars.get(name).copied())
-                .map_err(|too_large| format!("{field}[{position}] {too_large}"))
+                .map_err(|too_large| format!("{field}[{at}] {too_large}"))
         })
         .collect()
 }

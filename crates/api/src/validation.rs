@@ -308,6 +308,9 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
     }
 }
 
+/// What an expansion error adds to the kernel's limit.
+const EXPANSION_HINT: &str = "(each $(VAR) is replaced by that variable's value)";
+
 /// Expands the container's literal env values and its command and args as the kubelet will
 /// (a `valueFrom` counts as empty: its value is known only when the replica starts), and
 /// reports each that would pass what one argument or environment string may hold. The
@@ -320,7 +323,7 @@ fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<
                 expand(literal, |name| defined.get(name)).unwrap_or_else(|too_large| {
                     issues.push(Issue::error(
                         path.field("env").index(j).field("value"),
-                        format!("{too_large} (each $(VAR) is replaced by that variable's value)"),
+                        format!("{too_large} {EXPANSION_HINT}"),
                     ));
                     String::new()
                 })
@@ -332,13 +335,13 @@ fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<
     let command = container.command.iter().flatten().enumerate();
     let args = container.args.iter().flatten().enumerate();
     let items = command
-        .map(|(k, item)| ("command", k, item))
-        .chain(args.map(|(k, item)| ("args", k, item)));
-    for (field, k, item) in items {
+        .map(|(at, item)| ("command", at, item))
+        .chain(args.map(|(at, item)| ("args", at, item)));
+    for (field, at, item) in items {
         if let Err(too_large) = expand(item, |name| defined.get(name)) {
             issues.push(Issue::error(
-                path.field(field).index(k),
-                format!("{too_large} (each $(VAR) is replaced by that variable's value)"),
+                path.field(field).index(at),
+                format!("{too_large} {EXPANSION_HINT}"),
             ));
         }
     }
