@@ -12,6 +12,10 @@ use crate::kind::JobKind;
 use crate::replica::{ReplicaSpec, ReplicaType};
 use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
 
+mod sizes;
+
+pub use sizes::MAX_ANNOTATIONS_BYTES;
+
 /// The most replicas one replica type may ask for. `TF_CONFIG` grows with the square of the job
 /// size; past this a job is a typo, not a cluster.
 pub const MAX_REPLICAS_PER_TYPE: i32 = 10_000;
@@ -64,6 +68,7 @@ impl Issue {
 pub fn validate(job: &TrainingJob) -> Vec<Issue> {
     let mut issues = Vec::new();
     validate_metadata(job, &mut issues);
+    sizes::validate_annotation_sizes(job, &mut issues);
     validate_replica_specs(job, &mut issues);
     validate_run_policy(job, &mut issues);
     match job {
@@ -165,7 +170,7 @@ fn validate_metadata(job: &TrainingJob, issues: &mut Vec<Issue>) {
 
 /// Checks a DNS label: lowercase alphanumerics and `-`, alphanumeric at both ends, ≤ 63 chars;
 /// a DNS-1035 label must also start with a letter.
-fn dns_label(name: &str, dns1035: bool) -> Result<(), String> {
+pub(crate) fn dns_label(name: &str, dns1035: bool) -> Result<(), String> {
     if name.len() > MAX_SERVICE_NAME {
         return Err(format!(
             "{} characters, the limit is {MAX_SERVICE_NAME}",

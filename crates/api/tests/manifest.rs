@@ -290,6 +290,63 @@ fn files_over_the_size_limit_are_refused_before_parsing() {
     );
 }
 
+/// What a file past the limit whose size is not known (a device, a pipe) is refused with.
+fn more_than_the_limit(source: &str) -> String {
+    format!(
+        "{source}:1:1: the file holds more than 16 MiB; manifests are limited to 16 MiB (the \
+         Kubernetes API server accepts at most 3 MiB per object)"
+    )
+}
+
+#[test]
+fn a_device_without_end_is_read_no_further_than_the_limit() {
+    let zero = Path::new("/dev/zero");
+    assert_eq!(
+        printed(&manifest::load_file(zero)),
+        [more_than_the_limit("/dev/zero")]
+    );
+    let refused = manifest::read_file(zero).expect_err("endless");
+    assert_eq!(refused.to_string(), more_than_the_limit("/dev/zero"));
+}
+
+#[test]
+fn a_pipe_past_the_limit_is_refused_without_being_read_whole() {
+    use std::io::Write;
+    let dir = tempdir();
+    let fifo = dir.join("manifest.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut pipe = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&fifo)
+                .expect("open the fifo");
+            let chunk = vec![b'#'; 64 * 1024];
+            let mut written = 0;
+            // 32 MiB, or until the reader goes.
+            while written < 32 * 1024 * 1024 && pipe.write_all(&chunk).is_ok() {
+                written += chunk.len();
+            }
+            written
+        })
+    };
+    let shown = fifo.display().to_string();
+    assert_eq!(
+        printed(&manifest::load_file(&fifo)),
+        [more_than_the_limit(&shown)]
+    );
+    let written = writer.join().expect("the writer");
+    assert!(
+        written <= manifest::MAX_MANIFEST_BYTES + 2 * 1024 * 1024,
+        "{written} bytes of 32 MiB went in"
+    );
+}
+
 #[test]
 fn missing_files_and_directories_are_diagnostics() {
     let dir = tempdir();

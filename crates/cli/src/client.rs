@@ -1,21 +1,35 @@
 //! The CLI's side of the `trainctl server` API (docs/server-api.md): it finds the server of a
 //! state directory through `server.json` and `server.token`, and sends it the writes (submit,
 //! delete, suspend, resume). Reads go to the state database directly.
+//!
+//! Every request is bounded in time: connecting, then sending it and receiving the answer's head
+//! (a server that accepts and never answers is named with what to check, rather than waited for
+//! forever). The answers are small JSON documents; nothing here streams.
 
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
-use ureq::Agent;
 use ureq::http::Response;
+use ureq::{Agent, RequestBuilder, Timeout};
 
 /// The file in the state directory holding the server's address.
 pub const SERVER_FILE: &str = "server.json";
 /// The file in the state directory holding the server's bearer token.
 pub const TOKEN_FILE: &str = "server.token";
+
+/// How long connecting to the server may take (it is on this machine, or near).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long sending a request and receiving the head of its answer may take: a submit's
+/// records and queueing, a resume.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+/// The same for a delete or a suspend, whose answer comes once the job's replicas have stopped:
+/// each may take its `terminationGracePeriodSeconds` (30 s unless the manifest says otherwise).
+pub const STOP_ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Why a request to the server did not give the answer wanted.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +71,27 @@ pub enum ClientError {
         error: String,
         /// More lines (for an invalid manifest: one per problem, in the `validate` format).
         details: Vec<String>,
+    },
+    /// The server did not connect, or did not answer, in time.
+    #[error(
+        "cannot {operation} at {url}: {} within {} s; check that the trainctl server of state \
+         directory {dir} is running and not stuck (its pid is in {dir}/server.json), and that \
+         nothing else listens at {url}",
+        if *.connecting { "no connection" } else { "no answer" },
+        .after.as_secs(),
+        dir = .dir.display()
+    )]
+    Timeout {
+        /// What was asked (`submit the manifest`).
+        operation: String,
+        /// The server's url.
+        url: String,
+        /// The state directory whose `server.json` names the server.
+        dir: PathBuf,
+        /// Whether the connection was not made (else: made, and no answer came).
+        connecting: bool,
+        /// How long it waited.
+        after: Duration,
     },
     /// The request could not be sent or its answer not read.
     #[error("cannot {operation} at {url}: {source}")]
@@ -180,6 +215,9 @@ pub struct Client {
     url: String,
     authorization: String,
     state_dir: PathBuf,
+    connect_timeout: Duration,
+    answer_timeout: Duration,
+    stop_answer_timeout: Duration,
 }
 
 impl Client {
@@ -221,6 +259,9 @@ impl Client {
             url: server.url.trim_end_matches('/').to_owned(),
             authorization: format!("Bearer {}", token.trim()),
             state_dir: state_dir.to_owned(),
+            connect_timeout: CONNECT_TIMEOUT,
+            answer_timeout: ANSWER_TIMEOUT,
+            stop_answer_timeout: STOP_ANSWER_TIMEOUT,
         })
     }
 
@@ -234,27 +275,23 @@ impl Client {
     ) -> Result<Vec<JobView>, ClientError> {
         let url = format!("{}/api/v1/jobs", self.url);
         let mut request = self
-            .agent
-            .post(&url)
-            .header("Authorization", &self.authorization)
+            .bounded(self.agent.post(&url), self.answer_timeout)
             .query("source", source);
         if let Some(namespace) = namespace {
             request = request.query("namespace", namespace);
         }
         let response = request.content_type("application/yaml").send(manifest);
-        let submitted: Submitted = self.answer("submit the manifest", response)?;
+        let submitted: Submitted =
+            self.answer("submit the manifest", response, self.answer_timeout)?;
         Ok(submitted.jobs)
     }
 
     /// `DELETE` a job; the job as it was.
     pub fn delete(&self, job: JobPath<'_>) -> Result<JobView, ClientError> {
         let url = format!("{}{}", self.url, job.path());
-        let response = self
-            .agent
-            .delete(&url)
-            .header("Authorization", &self.authorization)
-            .call();
-        let deleted: Deleted = self.answer(&format!("delete {}", job.name), response)?;
+        let wait = self.stop_answer_timeout;
+        let response = self.bounded(self.agent.delete(&url), wait).call();
+        let deleted: Deleted = self.answer(&format!("delete {}", job.name), response, wait)?;
         Ok(deleted.deleted)
     }
 
@@ -262,12 +299,27 @@ impl Client {
     pub fn set_suspended(&self, job: JobPath<'_>, suspend: bool) -> Result<JobView, ClientError> {
         let verb = if suspend { "suspend" } else { "resume" };
         let url = format!("{}{}/{verb}", self.url, job.path());
-        let response = self
-            .agent
-            .post(&url)
+        let wait = if suspend {
+            self.stop_answer_timeout
+        } else {
+            self.answer_timeout
+        };
+        let response = self.bounded(self.agent.post(&url), wait).send_empty();
+        self.answer(&format!("{verb} {}", job.name), response, wait)
+    }
+
+    /// The request with the token, and its time bounds: connecting, then sending it and
+    /// receiving its answer (`answer` for each phase; the body is a small JSON document).
+    fn bounded<B>(&self, request: RequestBuilder<B>, answer: Duration) -> RequestBuilder<B> {
+        request
+            .config()
+            .timeout_connect(Some(self.connect_timeout))
+            .timeout_send_request(Some(answer))
+            .timeout_send_body(Some(answer))
+            .timeout_recv_response(Some(answer))
+            .timeout_recv_body(Some(answer))
+            .build()
             .header("Authorization", &self.authorization)
-            .send_empty();
-        self.answer(&format!("{verb} {}", job.name), response)
     }
 
     /// The body of a successful answer, or the error the server or the connection gave.
@@ -275,11 +327,28 @@ impl Client {
         &self,
         operation: &str,
         response: Result<Response<ureq::Body>, ureq::Error>,
+        answer_timeout: Duration,
     ) -> Result<T, ClientError> {
-        let http = |source| ClientError::Http {
-            operation: operation.to_owned(),
-            url: self.url.clone(),
-            source,
+        let http = |source| match source {
+            ureq::Error::Timeout(phase) => {
+                let connecting = matches!(phase, Timeout::Connect | Timeout::Resolve);
+                ClientError::Timeout {
+                    operation: operation.to_owned(),
+                    url: self.url.clone(),
+                    dir: self.state_dir.clone(),
+                    connecting,
+                    after: if connecting {
+                        self.connect_timeout
+                    } else {
+                        answer_timeout
+                    },
+                }
+            }
+            source => ClientError::Http {
+                operation: operation.to_owned(),
+                url: self.url.clone(),
+                source,
+            },
         };
         let mut response = match response {
             Ok(response) => response,

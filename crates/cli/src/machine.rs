@@ -26,6 +26,7 @@ pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<
         },
         node_name: node_name(),
         admission_poll: Duration::from_secs(1),
+        log_limit: args.logs.limit(),
     })
 }
 

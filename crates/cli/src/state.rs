@@ -3,13 +3,20 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use trainctl_local::state_dir;
 
-/// The state directory to use, given `--state-dir` (which clap fills from `TRAINCTL_HOME`).
+/// The state directory to use, given `--state-dir` (which clap fills from `TRAINCTL_HOME`), made
+/// ready by [`state_dir::prepare`]: created with mode 0700, restricted to 0700 (said on stderr)
+/// when others may enter it, refused when another user owns it.
 pub fn state_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match flag {
-        Some(dir) => Ok(dir.to_path_buf()),
+    let dir = match flag {
+        Some(dir) => dir.to_path_buf(),
         None => dirs::data_dir().map(|dir| dir.join("trainctl")).context(
             "no state directory: set --state-dir or TRAINCTL_HOME (no home directory found)",
-        ),
+        )?,
+    };
+    if let Some(restricted) = state_dir::prepare(&dir)? {
+        eprintln!("warning: {restricted}");
     }
+    Ok(dir)
 }

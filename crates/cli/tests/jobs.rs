@@ -15,6 +15,7 @@ mod support;
 mod common;
 
 use std::fmt::Write as _;
+use std::os::unix::fs::DirBuilderExt as _;
 use std::time::Duration;
 
 use support::{Run, Scratch, lines_after, wait_for};
@@ -387,8 +388,6 @@ fn writes_without_a_server_say_how_to_start_one() {
     let manifest = scratch.write("job.yaml", &tfjob("queued", 1, "true"));
     for args in [
         &["submit", "-f", manifest.as_str()][..],
-        &["delete", "tfjob", "queued"],
-        &["delete", "queued"],
         &["suspend", "tfjob", "queued"],
         &["resume", "queued", "-n", "ml"],
     ] {
@@ -396,6 +395,26 @@ fn writes_without_a_server_say_how_to_start_one() {
         assert_eq!(run.code, Some(1), "{args:?}: {run}");
         assert_eq!(run.stderr, no_server_message(&scratch), "{args:?}");
         assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
+
+#[test]
+fn delete_without_a_server_reads_the_state_directory() {
+    // `delete` works with no server (crates/cli/tests/recovery.rs deletes a job so): a job
+    // that is not there is not found, as with a server.
+    let scratch = Scratch::new("no-server-delete");
+    for args in [&["delete", "tfjob", "queued"][..], &["delete", "queued"]] {
+        let run: Run = scratch.trainctl(args);
+        assert_eq!(run.code, Some(1), "{args:?}: {run}");
+        assert_eq!(
+            run.stderr.lines().last(),
+            Some("error: tfjob \"queued\" not found in namespace \"default\" (see `trainctl get`)")
+                .filter(|_| args.len() == 3)
+                .or(Some(
+                    "error: job \"queued\" not found in namespace \"default\" (see `trainctl get`)"
+                )),
+            "{args:?}"
+        );
     }
 }
 
@@ -408,7 +427,10 @@ fn a_server_that_is_gone_is_no_server() {
         .expect("address")
         .port();
     let state = scratch.state_dir();
-    std::fs::create_dir_all(&state).expect("state dir");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&state)
+        .expect("state dir");
     std::fs::write(
         state.join("server.json"),
         format!(r#"{{"url": "http://127.0.0.1:{port}", "pid": 1}}"#),

@@ -176,3 +176,126 @@ fn replicas_that_exit_while_no_server_runs_restart_or_fail_by_their_policy() {
         "{replica}"
     );
 }
+
+/// Kills the shim of the server on `state_dir` with `SIGKILL`: with the server, a double crash.
+fn kill_shim(state_dir: &Path) {
+    let wanted = format!(
+        "__shim\0--socket\0{}\0",
+        state_dir.join("shim.sock").display()
+    );
+    let shims: Vec<u32> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| line.ends_with(wanted.as_bytes()))
+        })
+        .collect();
+    assert_eq!(shims.len(), 1, "one shim to kill");
+    let status = Command::new("kill")
+        .args(["-KILL", &shims[0].to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill -KILL {}", shims[0]);
+}
+
+#[test]
+fn a_replica_whose_exit_no_one_saw_runs_again_and_is_never_given_a_made_up_code() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let server = Server::start(&[]);
+    // Succeeds on both runs: the first once told to, while neither the server nor its shim runs.
+    // Under `Never`, a made-up 137 would fail the job.
+    let twice = "echo run >> runs; if [ -e ran ]; then exit 0; fi; touch ran; \
+                 while [ ! -e go ]; do sleep 0.05; done; exit 0";
+    submit(&server, &job("unseen", 1, "Never", scratch.path(), twice));
+    let pids = running_pids(&server, "unseen", 1);
+
+    let state_dir = server.kill();
+    kill_shim(state_dir.path());
+    std::fs::write(scratch.path().join("go"), "").expect("go");
+    wait_gone(pids[0]);
+    let server = Server::start_in(state_dir, &[]);
+
+    let done = server.wait_for("unseen", "Succeeded", |view| state(view) == "Succeeded");
+    let runs = std::fs::read_to_string(scratch.path().join("runs")).expect("runs");
+    assert_eq!(
+        runs, "run\nrun\n",
+        "created again, as a pod whose node vanished"
+    );
+    let replica = &done["replicas"][0];
+    assert_eq!(replica["exitCode"].as_i64(), Some(0), "{replica}");
+    let events: Vec<(&str, &str)> = done["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|event| {
+            (
+                event["reason"].as_str().unwrap_or(""),
+                event["message"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let lost = format!(
+        "worker-0 (pid {}) ended while neither the server nor its shim ran: its exit code is \
+         unknown. As a pod whose node vanished, its pod is deleted and created again",
+        pids[0]
+    );
+    assert!(
+        events.contains(&("ReplicaLost", lost.as_str())),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().all(|(_, message)| !message.contains("137")),
+        "no made-up exit code: {events:?}"
+    );
+}
+
+#[test]
+fn delete_works_with_no_server_and_stops_what_the_job_left_running() {
+    let scratch = tempfile::tempdir().expect("scratch");
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &job("orphan", 1, "Never", scratch.path(), "sleep 300"),
+    );
+    let pids = running_pids(&server, "orphan", 1);
+    let (_, view) = server.job("orphan");
+    let uid = view["uid"].as_str().expect("uid").to_owned();
+    // The server dies; its shim keeps the replica running, and no server is started again.
+    let state_dir = server.kill();
+    assert!(is_alive(pids[0]), "the replica outlives the server");
+
+    let delete = common::trainctl(&[
+        "--state-dir",
+        &state_dir.path().display().to_string(),
+        "delete",
+        "orphan",
+    ]);
+    assert_eq!(delete.code, Some(0), "{}", delete.stderr);
+    assert_eq!(
+        delete.stdout,
+        format!(
+            "tfjob.kubeflow.org/orphan deleted (no server runs for {}: removed from the state \
+             directory, and its replica that still ran stopped)\n",
+            state_dir.path().display()
+        )
+    );
+    wait_gone(pids[0]);
+    assert!(
+        !state_dir.path().join("logs").join(&uid).exists(),
+        "logs kept"
+    );
+    let get = common::trainctl(&[
+        "--state-dir",
+        &state_dir.path().display().to_string(),
+        "get",
+        "tfjob",
+        "orphan",
+    ]);
+    assert_eq!(get.code, Some(1), "{}", get.stdout);
+    assert_eq!(
+        get.stderr,
+        "error: tfjob \"orphan\" not found in namespace \"default\"\n"
+    );
+}

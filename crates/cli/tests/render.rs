@@ -145,3 +145,94 @@ fn gang_scheduler_adds_a_pod_group_first_and_schedules_pods_with_it() {
     let items = list["items"].as_array().expect("items");
     assert_eq!(items[0]["apiVersion"], "scheduling.x-k8s.io/v1alpha1");
 }
+
+/// A TFJob of `workers` workers running `true`.
+fn tfjob_of(workers: u32) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: wide
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: {workers}
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: busybox
+              command: [\"true\"]
+"
+    )
+}
+
+/// The peak resident memory (KiB) of `trainctl render` of `manifest` written to `/dev/null`,
+/// and its exit code: `VmHWM` read until the process exits.
+fn render_peak_kib(manifest: &std::path::Path) -> (u64, Option<i32>) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainctl"))
+        .arg("render")
+        .arg("-f")
+        .arg(manifest)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("trainctl starts");
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return (peak, status.code());
+        }
+        let hwm = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|status| {
+                let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+                line.split_whitespace().nth(1)?.parse().ok()
+            });
+        peak = peak.max(hwm.unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn render_streams_a_wide_job_in_flat_memory() {
+    // Each pod names every replica: 1,200 workers are 1,200 pods of 1,200 addresses (about
+    // 55 MB of YAML), 400 workers a ninth of that. Built whole, the wide one needs about 60 MB
+    // more memory; streamed, the two need the same.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let small = dir.path().join("small.yaml");
+    let wide = dir.path().join("wide.yaml");
+    std::fs::write(&small, tfjob_of(400)).expect("write");
+    std::fs::write(&wide, tfjob_of(1_200)).expect("write");
+    let (small_peak, small_code) = render_peak_kib(&small);
+    let (wide_peak, wide_code) = render_peak_kib(&wide);
+    assert_eq!((small_code, wide_code), (Some(0), Some(0)));
+    assert!(
+        wide_peak < small_peak + 16 * 1024,
+        "peak {wide_peak} KiB for 1,200 workers against {small_peak} KiB for 400"
+    );
+}
+
+#[test]
+fn render_into_a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wide = dir.path().join("wide.yaml");
+    std::fs::write(&wide, tfjob_of(300)).expect("write");
+    for format in ["yaml", "json"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_trainctl"))
+            .args(["render", "-o", format, "-f"])
+            .arg(&wide)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("trainctl starts");
+        // `| head -c 100`: read a little, then close the pipe.
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut start = [0; 100];
+        std::io::Read::read_exact(&mut stdout, &mut start).expect("the list starts");
+        drop(stdout);
+        let output = child.wait_with_output().expect("trainctl exits");
+        assert_eq!(output.status.code(), Some(0), "{format}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{format}");
+    }
+}

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use trainctl_local::process::logs::LogLimit;
 use trainctl_local::process::shim;
 use trainctl_local::process::{HelperCommand, Launch, Reaper, StartedProcess};
 
@@ -22,6 +23,7 @@ fn launch(dir: &Path, name: &str, script: &str) -> Launch {
         working_dir: Some(dir.to_owned()),
         grace: Duration::from_secs(1),
         log_path: dir.join(format!("{name}.log")),
+        log_limit: LogLimit::DEFAULT,
         prefix: name.into(),
     }
 }

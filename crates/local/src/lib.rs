@@ -10,10 +10,14 @@
 //!   take over;
 //! - [`store`]: the SQLite state database (it names a job's owner by its process identity);
 //! - [`runner`]: one job's run, which executes the engine's plans with all of the above.
+//!
+//! Beside them, [`state_dir`]: the state directory kept its owner's alone (mode 0700, files
+//! 0600), used by every part and command that touches it.
 
 pub mod kubelet;
 pub mod process;
 pub mod runner;
+pub mod state_dir;
 pub mod store;
 
 pub use kubelet::admission::{Admission, Allocation, FreeResources, admit};

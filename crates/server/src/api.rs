@@ -1,4 +1,9 @@
-//! The HTTP API (`docs/server-api.md`): routes, the bearer-token check, and errors as JSON.
+//! The HTTP API (`docs/server-api.md`): routes, the bearer-token check, and errors as JSON
+//! ([`errors`]); a namespace, in a path or a query, is a DNS-1123 label or the request is
+//! refused (400).
+
+mod body;
+mod errors;
 
 use std::sync::Arc;
 
@@ -12,9 +17,11 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
 use trainctl_api::JobKind;
+use trainctl_api::manifest::check_namespace;
 
-use crate::logs::LogStream;
-use crate::supervisor::{Supervisor, SupervisorError};
+use crate::logs::{self, LogStream};
+use crate::supervisor::Supervisor;
+use errors::{error, failed};
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -23,7 +30,8 @@ struct Api {
     token: Arc<str>,
 }
 
-/// The router of the whole API; every route but `/healthz` needs `Authorization: Bearer <token>`.
+/// The router of the whole API; every route but `/healthz` needs `Authorization: Bearer <token>`
+/// (the scheme's name in any case, as RFC 7235 has it).
 pub fn router(supervisor: Arc<Supervisor>, token: &str) -> Router {
     let api = Api {
         supervisor,
@@ -40,16 +48,22 @@ pub fn router(supervisor: Arc<Supervisor>, token: &str) -> Router {
         .route(&format!("{job}/logs"), get(logs))
         .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
         .route("/healthz", get(|| async { "ok" }))
+        .fallback(errors::unknown_path)
+        .layer(middleware::from_fn(errors::envelope))
         .with_state(api)
 }
 
+/// The token of `Authorization: Bearer <token>`, the scheme's name in any case.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_matches(' '))
+}
+
 async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or("");
+    let given = bearer_token(request.headers()).unwrap_or("");
     if constant_time_eq(given.as_bytes(), api.token.as_bytes()) {
         next.run(request).await
     } else {
@@ -91,11 +105,28 @@ struct SubmitQuery {
 async fn submit(
     State(api): State<Api>,
     Query(query): Query<SubmitQuery>,
-    body: String,
+    headers: HeaderMap,
+    body: Body,
 ) -> Response {
+    if let Err(response) = query_namespace(query.namespace.as_deref()) {
+        return *response;
+    }
     let source = query.source.as_deref().unwrap_or("<submitted>");
+    let bytes = match body::read(&headers, body).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    // Not UTF-8: the loader says where, as `trainctl validate` would.
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        let details = trainctl_api::manifest::load_bytes(source, &bytes)
+            .diagnostics
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>();
+        return error(StatusCode::BAD_REQUEST, "the manifest is invalid", &details);
+    };
     let supervisor = Arc::clone(&api.supervisor);
-    match supervisor.submit(&body, source, query.namespace.as_deref()) {
+    match supervisor.submit(text, source, query.namespace.as_deref()) {
         Ok(jobs) => (StatusCode::CREATED, Json(json!({ "jobs": jobs }))).into_response(),
         Err(failure) => failed(&failure),
     }
@@ -109,6 +140,9 @@ struct ListQuery {
 }
 
 async fn list(State(api): State<Api>, Query(query): Query<ListQuery>) -> Response {
+    if let Err(response) = query_namespace(query.namespace.as_deref()) {
+        return *response;
+    }
     let kind = match query.kind.as_deref().map(str::parse::<JobKind>).transpose() {
         Ok(kind) => kind,
         Err(unknown) => return error(StatusCode::BAD_REQUEST, &unknown.to_string(), &[]),
@@ -128,12 +162,33 @@ struct JobPath {
 }
 
 impl JobPath {
+    /// The kind the path names; 400 when its namespace is not a DNS-1123 label, 404 when its
+    /// plural is no kind's.
     fn kind(&self) -> Result<JobKind, Box<Response>> {
+        check_namespace(&self.namespace).map_err(|problem| {
+            Box::new(error(
+                StatusCode::BAD_REQUEST,
+                &format!("the path's namespace: {problem}"),
+                &[],
+            ))
+        })?;
         self.plural
             .parse()
             .map_err(|unknown: trainctl_api::kind::UnknownKind| {
                 Box::new(error(StatusCode::NOT_FOUND, &unknown.to_string(), &[]))
             })
+    }
+}
+
+/// Checks the query parameter `namespace`, when given: 400 unless it is a DNS-1123 label.
+fn query_namespace(namespace: Option<&str>) -> Result<(), Box<Response>> {
+    match namespace.map(check_namespace) {
+        Some(Err(problem)) => Err(Box::new(error(
+            StatusCode::BAD_REQUEST,
+            &format!("the query parameter `namespace`: {problem}"),
+            &[],
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -206,10 +261,27 @@ async fn logs(
         Ok(kind) => kind,
         Err(response) => return *response,
     };
-    let uid = match api.supervisor.get(&path.namespace, kind, &path.name) {
-        Ok(view) => view.uid,
+    let view = match api.supervisor.get(&path.namespace, kind, &path.name) {
+        Ok(view) => view,
         Err(failure) => return failed(&failure),
     };
+    if let Some(replica) = &query.replica {
+        let replicas = logs::replica_names(&view);
+        if !replicas.contains(replica) {
+            return error(
+                StatusCode::NOT_FOUND,
+                &format!(
+                    "{} {}/{} has no replica `{replica}`; its replicas: {}",
+                    view.kind,
+                    view.namespace,
+                    view.name,
+                    listed(&replicas)
+                ),
+                &[],
+            );
+        }
+    }
+    let uid = view.uid;
     let stream = LogStream::new(
         Arc::clone(&api.supervisor),
         uid,
@@ -224,23 +296,12 @@ async fn logs(
     (headers, Body::from_stream(stream.into_stream())).into_response()
 }
 
-fn failed(failure: &SupervisorError) -> Response {
-    match failure {
-        SupervisorError::Invalid(details) => {
-            error(StatusCode::BAD_REQUEST, &failure.to_string(), details)
+/// `a, b, c`; the first ten of a longer list, then how many in all.
+fn listed(names: &[String]) -> String {
+    match names.get(..10) {
+        Some(first) if names.len() > 10 => {
+            format!("{}, ... ({} in all)", first.join(", "), names.len())
         }
-        SupervisorError::NotFound(_) => error(StatusCode::NOT_FOUND, &failure.to_string(), &[]),
-        SupervisorError::Conflict(_) => error(StatusCode::CONFLICT, &failure.to_string(), &[]),
-        SupervisorError::Store(_) | SupervisorError::Reaper(_) => {
-            error(StatusCode::INTERNAL_SERVER_ERROR, &failure.to_string(), &[])
-        }
+        _ => names.join(", "),
     }
-}
-
-fn error(status: StatusCode, message: &str, details: &[String]) -> Response {
-    (
-        status,
-        Json(json!({ "error": message, "details": details })),
-    )
-        .into_response()
 }

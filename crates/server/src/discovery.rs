@@ -1,13 +1,12 @@
 //! How the CLI finds the server: `server.json` (its URL and pid) and `server.token` (the bearer
 //! token), both written with mode 0600 in the state directory, each by a rename so that no reader
-//! ever sees half a file.
+//! ever sees half a file ([`write_private`]: the temporary file is a new one, never a link or
+//! another user's file).
 
-use std::fs::OpenOptions;
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use trainctl_local::state_dir::write_private;
 
 /// The file with the server's address.
 pub const ADDRESS_FILE: &str = "server.json";
@@ -48,20 +47,6 @@ pub fn withdraw(state_dir: &Path) {
     if ours {
         let _ = std::fs::remove_file(path);
     }
-}
-
-/// Writes `bytes` to `path` with mode 0600: a temporary file beside it, then a rename.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temporary = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&temporary, path)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! as `trainctl run` ([`supervisor`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
 
 pub mod api;
+mod connections;
 pub mod discovery;
 pub mod metrics;
 mod openapi;
@@ -41,7 +42,7 @@ pub enum ServeError {
 
 /// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
 /// again under the next server) and `server.json` is removed. `ready` hears the address once it
-/// is published.
+/// is published. Slow or silent peers are bounded as [`connections`] describes.
 pub async fn serve(
     config: ServerConfig,
     listen: SocketAddr,
@@ -61,7 +62,7 @@ pub async fn serve(
         move |source| ServeError::Io { operation, source }
     };
     let state_dir = config.state_dir.clone();
-    raise_open_files_limit();
+    let open_files = raise_open_files_limit();
     let supervisor = Supervisor::start(config)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
@@ -82,32 +83,41 @@ pub async fn serve(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(io("cannot watch for signals"))?;
     let app = api::router(std::sync::Arc::clone(&supervisor), &token);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        })
-        .await
-        .map_err(io("the server failed"));
+    let stop = async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    };
+    connections::serve(
+        listener,
+        app,
+        connections::max_connections(open_files),
+        stop,
+    )
+    .await;
     supervisor.shutdown().await;
     discovery::withdraw(&state_dir);
-    served
+    Ok(())
 }
 
 /// Raises the soft limit of open files to the hard one: every job's run holds a database
 /// connection (three files) and each replica a log file, and a desktop's usual soft limit (1024)
-/// would cap the server at a few hundred jobs.
-fn raise_open_files_limit() {
+/// would cap the server at a few hundred jobs. The limit now (1024 when it cannot be read).
+fn raise_open_files_limit() -> u64 {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     match getrlimit(Resource::RLIMIT_NOFILE) {
         Ok((soft, hard)) if soft < hard => {
             if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
                 tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {error}");
+                return soft;
             }
+            hard
         }
-        Ok(_) => {}
-        Err(error) => tracing::warn!("cannot read the open files limit: {error}"),
+        Ok((soft, _)) => soft,
+        Err(error) => {
+            tracing::warn!("cannot read the open files limit: {error}");
+            1024
+        }
     }
 }

@@ -2,14 +2,41 @@
 //! `worker-0 | ` prefixes; with `follow`, until the job has finished and every file is read.
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Seek as _, SeekFrom};
-use std::path::PathBuf;
+use std::io::Read as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::Stream;
+use trainctl_local::process::logs::LogReader;
 
 use crate::supervisor::Supervisor;
+use crate::view::JobView;
+
+/// The replicas a job has or will have, as logs name them (`worker-0`): those recorded, and
+/// `<type>-<index>` for every index below each replica type's `replicas` in its spec (a queued
+/// job's replicas are not recorded yet).
+pub fn replica_names(view: &JobView) -> Vec<String> {
+    let mut names = Vec::new();
+    let specs = view.job["spec"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(field, _)| field.ends_with("ReplicaSpecs"))
+        .filter_map(|(_, specs)| specs.as_object())
+        .flatten();
+    for (replica_type, spec) in specs {
+        let replicas = spec["replicas"].as_i64().unwrap_or(1);
+        for index in 0..replicas {
+            names.push(format!("{}-{index}", replica_type.to_ascii_lowercase()));
+        }
+    }
+    for recorded in &view.replicas {
+        if !names.contains(&recorded.name) {
+            names.push(recorded.name.clone());
+        }
+    }
+    names
+}
 
 /// How often a followed log is checked for more.
 const POLL: Duration = Duration::from_millis(100);
@@ -17,10 +44,9 @@ const POLL: Duration = Duration::from_millis(100);
 /// The largest piece read from one file at a time.
 const CHUNK: usize = 64 * 1024;
 
-/// One replica's file, read so far up to `offset`.
+/// One replica's log, read so far: its rotated files, oldest first, then the one written to.
 struct Tail {
-    path: PathBuf,
-    offset: u64,
+    reader: LogReader,
     /// A line not finished yet (only when lines are prefixed).
     partial: Vec<u8>,
 }
@@ -88,9 +114,8 @@ impl LogStream {
             if self.replica.as_ref().is_some_and(|wanted| *wanted != name) {
                 continue;
             }
-            self.tails.entry(name).or_insert(Tail {
-                path,
-                offset: 0,
+            self.tails.entry(name).or_insert_with(|| Tail {
+                reader: LogReader::new(path),
                 partial: Vec::new(),
             });
         }
@@ -103,17 +128,10 @@ impl LogStream {
         let width = self.tails.keys().map(String::len).max().unwrap_or(0);
         let mut out = Vec::new();
         for (name, tail) in &mut self.tails {
-            let Ok(mut file) = std::fs::File::open(&tail.path) else {
-                continue;
-            };
-            if file.seek(SeekFrom::Start(tail.offset)).is_err() {
-                continue;
-            }
             let mut buffer = vec![0_u8; CHUNK];
-            let Ok(read) = file.read(&mut buffer) else {
+            let Ok(read) = tail.reader.read(&mut buffer) else {
                 continue;
             };
-            tail.offset += read as u64;
             let data = &buffer[..read];
             if !prefixed {
                 out.extend_from_slice(data);

@@ -1,105 +1,221 @@
-//! `GET /openapi.json`: the API of `docs/server-api.md` as an OpenAPI 3.1 document.
+//! `GET /openapi.json`: the API of `docs/server-api.md` as an OpenAPI 3.1 document. Every
+//! operation documents every status it may answer: `400` (a query or a path it cannot take) and
+//! `401` (no or a wrong token) on each but `/healthz`, which needs no token and takes nothing.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use trainctl_api::manifest::MAX_MANIFEST_BYTES;
+
+/// A DNS-1123 label, as namespaces are.
+const NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 /// The document.
 pub fn document() -> Value {
     let job_path = [
-        param("namespace", "path", "The job's namespace"),
-        param(
-            "plural",
-            "path",
-            "tfjobs, pytorchjobs, xgboostjobs, paddlejobs, jaxjobs or mpijobs",
-        ),
-        param("name", "path", "The job's name"),
+        namespace("path", "The job's namespace"),
+        json!({ "name": "plural", "in": "path", "required": true,
+            "description": "The lowercase plural of the job's kind", "example": "tfjobs",
+            "schema": { "type": "string", "enum": ["tfjobs", "pytorchjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs"] } }),
+        json!({ "name": "name", "in": "path", "required": true, "description": "The job's name",
+            "example": "mnist", "schema": { "type": "string" } }),
     ];
     let view = json!({ "$ref": "#/components/schemas/JobView" });
-    let error = json!({ "description": "An error", "content": { "application/json": {
-        "schema": { "$ref": "#/components/schemas/Error" } } } });
+    let json_body = |description: &str, schema: Value| json!({ "description": description, "content": { "application/json": { "schema": schema } } });
+    let submitted = json_body(
+        "Recorded and queued",
+        json!({ "type": "object", "required": ["jobs"], "properties": { "jobs": { "type": "array", "items": view } } }),
+    );
+    let listed = json_body(
+        "The jobs",
+        json!({ "type": "object", "required": ["items"], "properties": { "items": { "type": "array", "items": view } } }),
+    );
+    let deleted = json_body(
+        "The job as it was",
+        json!({ "type": "object", "required": ["deleted"], "properties": { "deleted": view } }),
+    );
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "trainctl server",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "The local control plane of trainctl: submit kubeflow.org/v1 training jobs, follow them, suspend, resume and delete them. Every path but /healthz needs `Authorization: Bearer <token>`, the token being the state directory's server.token."
+            "description": "The local control plane of trainctl: submit kubeflow.org/v1 training jobs, follow them, suspend, resume and delete them. Every path but /healthz needs `Authorization: Bearer <token>` (the scheme's name in any case), the token being the state directory's server.token. Every error is the JSON body `{\"error\": \"...\", \"details\": [...]}`."
         },
-        "components": {
-            "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
-            "schemas": {
-                "Error": { "type": "object", "required": ["error", "details"], "properties": {
-                    "error": { "type": "string" },
-                    "details": { "type": "array", "items": { "type": "string" } } } },
-                "JobView": { "type": "object", "required": ["namespace", "name", "kind", "uid", "state", "created", "finished", "job", "replicas", "events"], "properties": {
-                    "namespace": { "type": "string" }, "name": { "type": "string" },
-                    "kind": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"] },
-                    "uid": { "type": "string" },
-                    "state": { "type": "string", "enum": ["Queued", "Pending", "Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "Lost"] },
-                    "waiting": { "type": ["string", "null"] },
-                    "created": { "type": "string", "format": "date-time" },
-                    "finished": { "type": "boolean" },
-                    "job": { "type": "object", "description": "The whole kubeflow.org/v1 object, status included" },
-                    "replicas": { "type": "array", "items": { "type": "object", "properties": {
-                        "name": { "type": "string" }, "type": { "type": "string" }, "index": { "type": "integer" },
-                        "state": { "type": "string", "enum": ["Pending", "Running", "Succeeded", "Failed", "Stopped"] },
-                        "pid": { "type": ["integer", "null"] }, "port": { "type": ["integer", "null"] },
-                        "gpus": { "type": "array", "items": { "type": "integer" } },
-                        "restarts": { "type": "integer" }, "exitCode": { "type": ["integer", "null"] },
-                        "started": { "type": ["string", "null"], "format": "date-time" },
-                        "finished": { "type": ["string", "null"], "format": "date-time" } } } },
-                    "events": { "type": "array", "items": { "type": "object", "properties": {
-                        "time": { "type": "string", "format": "date-time" }, "type": { "type": "string" },
-                        "reason": { "type": "string" }, "message": { "type": "string" } } } } } }
-            }
-        },
+        "components": components(),
         "security": [{ "token": [] }],
         "paths": {
             "/healthz": { "get": { "summary": "Liveness", "security": [],
-                "responses": { "200": { "description": "ok" } } } },
-            "/metrics": { "get": { "summary": "Prometheus metrics",
-                "responses": { "200": { "description": "The metrics in the text format" } } } },
-            "/openapi.json": { "get": { "summary": "This document",
-                "responses": { "200": { "description": "OpenAPI 3.1" } } } },
+                "responses": { "200": text("ok", "text/plain") } } },
+            "/metrics": { "get": operation("Prometheus metrics", json!({
+                "200": text("The metrics in the OpenMetrics text format", "application/openmetrics-text") })) },
+            "/openapi.json": { "get": operation("This document", json!({
+                "200": json_body("OpenAPI 3.1", json!({ "type": "object" })) })) },
             "/api/v1/jobs": {
-                "post": {
-                    "summary": "Submit a manifest: its jobs are recorded and queued",
-                    "parameters": [param("namespace", "query", "Namespace for every job in it"), param("source", "query", "The file name, for error messages")],
-                    "requestBody": { "required": true, "content": { "text/yaml": { "schema": { "type": "string" } } } },
-                    "responses": {
-                        "201": { "description": "Recorded", "content": { "application/json": { "schema": { "type": "object", "properties": { "jobs": { "type": "array", "items": view } } } } } },
-                        "400": error, "409": error } },
-                "get": {
-                    "summary": "List jobs, oldest first",
-                    "parameters": [param("namespace", "query", "Only this namespace"), param("kind", "query", "Only this kind")],
-                    "responses": { "200": { "description": "The jobs", "content": { "application/json": { "schema": { "type": "object", "properties": { "items": { "type": "array", "items": view } } } } } } } }
+                "post": with(operation("Submit a manifest: its jobs are recorded and queued", json!({
+                        "201": submitted,
+                        "400": error("The manifest is invalid (one detail per problem), or the namespace is not a DNS-1123 label"),
+                        "408": error("The body stalled"),
+                        "409": error("A job of the same namespace, kind and name exists and has not finished"),
+                        "413": error(&format!("The manifest is larger than {MAX_MANIFEST_BYTES} bytes")) })),
+                    json!({
+                        "parameters": [namespace("query", "Namespace for every job in it"), string("source", "query", "The file name, for error messages")],
+                        "requestBody": { "required": true, "content": {
+                            "text/yaml": { "schema": { "type": "string", "maxLength": MAX_MANIFEST_BYTES } },
+                            "application/json": { "schema": {} } } } })),
+                "get": with(operation("List jobs, oldest first", json!({ "200": listed,
+                        "400": error("The namespace is not a DNS-1123 label, or the kind is no kind") })),
+                    json!({ "parameters": [namespace("query", "Only this namespace"), { "name": "kind", "in": "query", "required": false,
+                        "description": "Only this kind: its name or its plural, in any case (kubectl's spellings)",
+                        "schema": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob",
+                            "tfjobs", "pytorchjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs"] } }] }))
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}": {
                 "parameters": job_path,
-                "get": { "summary": "One job with its replicas and events",
-                    "responses": { "200": { "description": "The job", "content": { "application/json": { "schema": view } } }, "404": error } },
-                "delete": { "summary": "Stop the job's replicas, then remove it, its records and logs",
-                    "responses": { "200": { "description": "The job as it was", "content": { "application/json": { "schema": { "type": "object", "properties": { "deleted": view } } } } }, "404": error } }
+                "get": operation("One job with its replicas and events", json!({
+                    "200": json_body("The job", view.clone()), "404": error("No such job") })),
+                "delete": operation("Stop the job's replicas, then remove it, its records and logs", json!({
+                    "200": deleted, "404": error("No such job") }))
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}/suspend": {
                 "parameters": job_path,
-                "post": { "summary": "runPolicy.suspend = true: stop the replicas, give back the resources",
-                    "responses": { "200": { "description": "The job", "content": { "application/json": { "schema": view } } }, "404": error, "409": error } }
+                "post": operation("runPolicy.suspend = true: stop the replicas, give back the resources", json!({
+                    "200": json_body("The job", view.clone()), "404": error("No such job"), "409": error("The job has finished") }))
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}/resume": {
                 "parameters": job_path,
-                "post": { "summary": "runPolicy.suspend = false: queue the job again",
-                    "responses": { "200": { "description": "The job", "content": { "application/json": { "schema": view } } }, "404": error } }
+                "post": operation("runPolicy.suspend = false: queue the job again", json!({
+                    "200": json_body("The job", view), "404": error("No such job") }))
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}/logs": {
                 "parameters": job_path,
-                "get": { "summary": "The job's logs, streamed",
-                    "parameters": [param("replica", "query", "One replica, e.g. worker-0; all, prefixed, when omitted"), param("follow", "query", "true: stream until the job has finished")],
-                    "responses": { "200": { "description": "The logs", "content": { "text/plain": { "schema": { "type": "string" } } } }, "404": error } }
+                "get": with(operation("The job's logs, streamed", json!({
+                        "200": text("The logs", "text/plain"), "404": error("No such job, or no such replica of it") })),
+                    json!({ "parameters": [
+                        string("replica", "query", "One replica, e.g. worker-0; all, prefixed, when omitted"),
+                        { "name": "follow", "in": "query", "required": false, "description": "true: stream until the job has finished",
+                          "schema": { "type": "boolean" } }] }))
             }
         }
     })
 }
 
-fn param(name: &str, place: &str, description: &str) -> Value {
+/// The security scheme and the schemas: the error envelope, and a job's view.
+fn components() -> Value {
+    json!({
+        "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
+        "schemas": {
+            "Error": { "type": "object", "required": ["error", "details"], "properties": {
+                "error": { "type": "string" },
+                "details": { "type": "array", "items": { "type": "string" } } } },
+            "JobView": { "type": "object", "required": ["namespace", "name", "kind", "uid", "state", "waiting", "created", "finished", "job", "replicas", "events"], "properties": {
+                "namespace": { "type": "string" }, "name": { "type": "string" },
+                "kind": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"] },
+                "uid": { "type": "string" },
+                "state": { "type": "string", "enum": ["Queued", "Pending", "Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "Lost"] },
+                "waiting": { "type": ["string", "null"] },
+                "created": { "type": "string", "format": "date-time" },
+                "finished": { "type": "boolean" },
+                "job": { "type": "object", "description": "The whole kubeflow.org/v1 object, status included" },
+                "replicas": { "type": "array", "items": { "type": "object", "properties": {
+                    "name": { "type": "string" }, "type": { "type": "string" }, "index": { "type": "integer" },
+                    "state": { "type": "string", "enum": ["Pending", "Running", "Succeeded", "Failed", "Stopped"] },
+                    "pid": { "type": ["integer", "null"] }, "port": { "type": ["integer", "null"] },
+                    "gpus": { "type": "array", "items": { "type": "integer" } },
+                    "restarts": { "type": "integer" }, "exitCode": { "type": ["integer", "null"] },
+                    "started": { "type": ["string", "null"], "format": "date-time" },
+                    "finished": { "type": ["string", "null"], "format": "date-time" } } } },
+                "events": { "type": "array", "items": { "type": "object", "properties": {
+                    "time": { "type": "string", "format": "date-time" }, "type": { "type": "string" },
+                    "reason": { "type": "string" }, "message": { "type": "string" } } } } } }
+        }
+    })
+}
+
+/// An operation needing the token: its `responses`, with `400` and `401` added.
+fn operation(summary: &str, responses: Value) -> Value {
+    let mut responses = responses;
+    if let Some(responses) = responses.as_object_mut() {
+        responses
+            .entry("400")
+            .or_insert_with(|| error("A query parameter or a path segment it cannot take"));
+        responses.insert(
+            "401".to_owned(),
+            error("No token, or a wrong one (see server.token in the state directory)"),
+        );
+    }
+    json!({ "summary": summary, "responses": responses })
+}
+
+/// `operation` with the fields of `more` (parameters, a request body).
+fn with(operation: Value, more: Value) -> Value {
+    let mut operation = operation;
+    if let (Some(operation), Value::Object(more)) = (operation.as_object_mut(), more) {
+        operation.extend(more);
+    }
+    operation
+}
+
+/// An error answer: the envelope.
+fn error(description: &str) -> Value {
+    json!({ "description": description, "content": { "application/json": {
+        "schema": { "$ref": "#/components/schemas/Error" } } } })
+}
+
+/// A text answer of `media_type`.
+fn text(description: &str, media_type: &str) -> Value {
+    let mut content = Map::new();
+    content.insert(
+        media_type.to_owned(),
+        json!({ "schema": { "type": "string" } }),
+    );
+    json!({ "description": description, "content": content })
+}
+
+/// An optional string parameter (required in a path).
+fn string(name: &str, place: &str, description: &str) -> Value {
     json!({ "name": name, "in": place, "required": place == "path", "description": description,
-            "schema": { "type": if name == "follow" { "boolean" } else { "string" } } })
+            "schema": { "type": "string" } })
+}
+
+/// A `namespace` parameter: a DNS-1123 label.
+fn namespace(place: &str, description: &str) -> Value {
+    json!({ "name": "namespace", "in": place, "required": place == "path", "description": description, "example": "default",
+            "schema": { "type": "string", "minLength": 1, "maxLength": 63, "pattern": NAMESPACE_PATTERN } })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document;
+
+    #[test]
+    fn every_operation_documents_400_and_401_but_healthz() {
+        let document = document();
+        let paths = document["paths"].as_object().expect("paths");
+        let mut operations = 0;
+        for (path, item) in paths {
+            for (method, operation) in item.as_object().expect("a path item") {
+                if method == "parameters" {
+                    continue;
+                }
+                operations += 1;
+                let responses = operation["responses"].as_object().expect("responses");
+                let expected = path != "/healthz";
+                for status in ["400", "401"] {
+                    assert_eq!(
+                        responses.contains_key(status),
+                        expected,
+                        "{method} {path}: {status}"
+                    );
+                }
+                for (status, response) in responses {
+                    if status.starts_with('4') {
+                        assert_eq!(
+                            response["content"]["application/json"]["schema"]["$ref"],
+                            "#/components/schemas/Error",
+                            "{method} {path}: {status}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(operations, 10);
+    }
 }

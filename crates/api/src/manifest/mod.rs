@@ -3,8 +3,11 @@
 //! `FILE:LINE:COL: PATH: message`.
 
 pub mod location;
+mod namespace;
+mod read;
 mod typed;
 mod v1alpha1;
+mod yaml_error;
 
 use std::fmt;
 use std::path::Path;
@@ -13,12 +16,17 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::defaults;
 use crate::field_path::{FieldPath, Segment};
 use crate::job::TrainingJob;
 use crate::kind::JobKind;
 use crate::validation::{self, Issue, Severity};
-use crate::{defaults, jax, mpi, paddle, pytorch, tensorflow, xgboost};
 use location::{LocationIndex, Position};
+use read::too_large;
+use yaml_error::yaml_message;
+
+pub use namespace::check_namespace;
+pub use read::read_file;
 
 /// Manifests larger than this are refused before parsing (the Kubernetes API server accepts at
 /// most 3 MiB per object, so a larger file is a mistake, not a job).
@@ -40,17 +48,33 @@ pub struct Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
-    /// `FILE:LINE:COL: PATH: message`, with `warning: ` before the path for warnings.
+    /// `FILE:LINE:COL: PATH: message`, with `warning: ` before the path for warnings; control
+    /// characters (from the manifest, or the file's name) escaped as `\u{1b}`, so that a
+    /// diagnostic is one line and cannot drive the terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Position { line, column } = self.position;
-        write!(f, "{}:{line}:{column}: ", self.source)?;
-        if self.severity == Severity::Warning {
-            f.write_str("warning: ")?;
+        let warning = if self.severity == Severity::Warning {
+            "warning: "
+        } else {
+            ""
+        };
+        let path = self
+            .path
+            .as_ref()
+            .map(|path| format!("{path}: "))
+            .unwrap_or_default();
+        let line = format!(
+            "{}:{line}:{column}: {warning}{path}{}",
+            self.source, self.message
+        );
+        for c in line.chars() {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
         }
-        if let Some(path) = &self.path {
-            write!(f, "{path}: ")?;
-        }
-        f.write_str(&self.message)
+        Ok(())
     }
 }
 
@@ -124,42 +148,17 @@ impl Manifests {
     }
 }
 
-/// Reads one manifest file (`-` reads standard input).
+/// Reads one manifest file (`-` reads standard input), at most [`MAX_MANIFEST_BYTES`] of it
+/// ([`read_file`]).
 #[must_use]
 pub fn load_file(path: &Path) -> Manifests {
-    let source = path.display().to_string();
-    let bytes = if source == "-" {
-        let mut buffer = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buffer).map(|_| buffer)
-    } else {
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.len() > MAX_MANIFEST_BYTES as u64 => {
-                return file_error(&source, Position::START, &too_large(meta.len()));
-            }
-            Ok(meta) if meta.is_dir() => {
-                return file_error(
-                    &source,
-                    Position::START,
-                    "is a directory, not a manifest file",
-                );
-            }
-            _ => std::fs::read(path),
-        }
-    };
-    match bytes {
-        Ok(bytes) => load_bytes(&source, &bytes),
-        Err(error) => file_error(&source, Position::START, &format!("cannot read: {error}")),
+    match read_file(path) {
+        Ok(bytes) => load_bytes(&path.display().to_string(), &bytes),
+        Err(diagnostic) => Manifests {
+            diagnostics: vec![*diagnostic],
+            ..Manifests::default()
+        },
     }
-}
-
-fn too_large(len: u64) -> String {
-    #[expect(clippy::cast_precision_loss, reason = "a size shown to one decimal")]
-    let mib = len as f64 / (1024.0 * 1024.0);
-    format!(
-        "the file is {mib:.1} MiB; manifests are limited to {} MiB (the Kubernetes API server \
-         accepts at most 3 MiB per object)",
-        MAX_MANIFEST_BYTES / (1024 * 1024)
-    )
 }
 
 /// Reads manifest bytes; `source` names them in diagnostics.
@@ -223,18 +222,6 @@ pub fn load_str(source: &str, text: &str) -> Manifests {
         load_document(source, value, locations, &mut manifests);
     }
     manifests
-}
-
-/// The parser's message without its own `line N column M:` prefix and source snippet.
-fn yaml_message(error: &serde_saphyr::Error) -> String {
-    let rendered = error.without_snippet().to_string();
-    let first = rendered.lines().next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(first);
-    let message = match message.split_once(": ") {
-        Some((prefix, rest)) if prefix.starts_with("line ") && prefix.contains(" column ") => rest,
-        _ => message,
-    };
-    format!("invalid YAML: {message}")
 }
 
 fn file_error(source: &str, position: Position, message: &str) -> Manifests {
@@ -320,6 +307,8 @@ struct Reporter<'a> {
     source: &'a str,
     locations: &'a LocationIndex,
     diagnostics: Vec<Diagnostic>,
+    /// The fields left out because they did not fit their type.
+    left_out: Vec<FieldPath>,
 }
 
 impl Reporter<'_> {
@@ -347,21 +336,40 @@ impl Reporter<'_> {
         });
     }
 
-    /// Deserializes `value` as `T`, reporting unknown fields, or the type error.
+    /// Deserializes `value` as `T`, reporting unknown fields and every field that does not fit
+    /// its type; the object only when all fit.
     fn typed<T: DeserializeOwned>(&mut self, value: &Value) -> Option<T> {
-        match typed::deserialize::<T>(value) {
-            Ok((object, unknown)) => {
-                // The generated root types read `apiVersion` and `kind` without keeping them.
-                let known_root = |path: &FieldPath| matches!(path.segments(), [Segment::Field(f)] if f == "apiVersion" || f == "kind");
-                for path in unknown.into_iter().filter(|p| !known_root(p)) {
-                    self.unknown_field(path);
-                }
-                Some(object)
-            }
-            Err(error) => {
-                self.issue(Issue::error(error.path, error.message));
-                None
-            }
+        let (object, fits) = self.typed_despite_errors(value);
+        object.filter(|_| fits)
+    }
+
+    /// [`Reporter::typed`], with the object read without the fields that do not fit, to be
+    /// validated for the problems it has besides (it is refused all the same); `true` with it
+    /// when every field fits.
+    fn typed_despite_errors<T: DeserializeOwned>(&mut self, value: &Value) -> (Option<T>, bool) {
+        let typed = typed::deserialize::<T>(value);
+        // The generated root types read `apiVersion` and `kind` without keeping them.
+        let known_root = |path: &FieldPath| matches!(path.segments(), [Segment::Field(f)] if f == "apiVersion" || f == "kind");
+        for path in typed.unknown.into_iter().filter(|p| !known_root(p)) {
+            self.unknown_field(path);
+        }
+        let fits = typed.errors.is_empty();
+        for error in typed.errors {
+            self.left_out.push(error.path.clone());
+            self.issue(Issue::error(error.path, error.message));
+        }
+        (typed.object, fits)
+    }
+
+    /// A problem found by validating an object read without the fields that did not fit: not
+    /// reported when it concerns one of those (it would only repeat it).
+    fn validation_issue(&mut self, issue: Issue) {
+        let concerns_left_out = self
+            .left_out
+            .iter()
+            .any(|gone| issue.path.segments().starts_with(gone.segments()));
+        if !concerns_left_out {
+            self.issue(issue);
         }
     }
 }
@@ -371,6 +379,7 @@ fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mu
         source,
         locations,
         diagnostics: Vec::new(),
+        left_out: Vec::new(),
     };
     let job = load_job(value, &mut reporter, &mut out.companions);
     let diagnostics = reporter.diagnostics;
@@ -422,27 +431,30 @@ fn load_job(
             return None;
         }
     };
-    let mut job = match kind {
-        JobKind::TFJob => reporter
-            .typed::<tensorflow::TFJob>(&value)
-            .map(TrainingJob::TF),
-        JobKind::PyTorchJob => reporter
-            .typed::<pytorch::PyTorchJob>(&value)
-            .map(TrainingJob::PyTorch),
-        JobKind::XGBoostJob => reporter
-            .typed::<xgboost::XGBoostJob>(&value)
-            .map(TrainingJob::XGBoost),
-        JobKind::PaddleJob => reporter
-            .typed::<paddle::PaddleJob>(&value)
-            .map(TrainingJob::Paddle),
-        JobKind::JAXJob => reporter.typed::<jax::JAXJob>(&value).map(TrainingJob::Jax),
-        JobKind::MPIJob => reporter.typed::<mpi::MPIJob>(&value).map(TrainingJob::Mpi),
-    }?;
+    let (job, fits) = match kind {
+        JobKind::TFJob => typed_job(reporter, &value, TrainingJob::TF),
+        JobKind::PyTorchJob => typed_job(reporter, &value, TrainingJob::PyTorch),
+        JobKind::XGBoostJob => typed_job(reporter, &value, TrainingJob::XGBoost),
+        JobKind::PaddleJob => typed_job(reporter, &value, TrainingJob::Paddle),
+        JobKind::JAXJob => typed_job(reporter, &value, TrainingJob::Jax),
+        JobKind::MPIJob => typed_job(reporter, &value, TrainingJob::Mpi),
+    };
+    let mut job = job?;
     defaults::apply(&mut job);
     for issue in validation::validate(&job) {
-        reporter.issue(issue);
+        reporter.validation_issue(issue);
     }
-    Some(job)
+    fits.then_some(job)
+}
+
+/// Reads a job of the type `T` stands for, with [`Reporter::typed_despite_errors`].
+fn typed_job<T: DeserializeOwned>(
+    reporter: &mut Reporter<'_>,
+    value: &Value,
+    job: fn(T) -> TrainingJob,
+) -> (Option<TrainingJob>, bool) {
+    let (object, fits) = reporter.typed_despite_errors::<T>(value);
+    (object.map(job), fits)
 }
 
 #[cfg(test)]

@@ -14,10 +14,95 @@ pub(crate) struct TypeError {
     pub(crate) message: String,
 }
 
-/// Deserializes `value` as `T`; returns the object and the paths of ignored (unknown) fields.
-pub(crate) fn deserialize<T: DeserializeOwned>(
+/// The most type errors reported for one document; past them the document is given up.
+const MAX_TYPE_ERRORS: usize = 20;
+
+/// What deserializing a document gave.
+pub(crate) struct Typed<T> {
+    /// The object, once every field that did not fit was left out; `None` when even that
+    /// does not fit (a field it needs is wrong), or past [`MAX_TYPE_ERRORS`].
+    pub(crate) object: Option<T>,
+    /// The fields that no type knows (ignored).
+    pub(crate) unknown: Vec<FieldPath>,
+    /// The fields that do not fit their type, in the document's order.
+    pub(crate) errors: Vec<TypeError>,
+}
+
+/// Deserializes `value` as `T`. A field that does not fit its type is reported and left out,
+/// and the rest is read again, so that every such field is reported, not only the first (serde
+/// stops at the first).
+pub(crate) fn deserialize<T: DeserializeOwned>(value: &Value) -> Typed<T> {
+    let mut value = value.clone();
+    let mut errors = Vec::new();
+    let mut left_out: Vec<Vec<Name>> = Vec::new();
+    loop {
+        match deserialize_once(&value) {
+            Ok((object, unknown)) => {
+                return Typed {
+                    object: Some(object),
+                    unknown,
+                    errors,
+                };
+            }
+            Err((names, error)) => {
+                // A field missing because an error before made it leave: nothing new.
+                let caused = left_out
+                    .iter()
+                    .any(|gone| names.starts_with(gone) || gone.starts_with(&names));
+                if !caused {
+                    errors.push(error);
+                }
+                if caused || errors.len() >= MAX_TYPE_ERRORS || !remove(&mut value, &names) {
+                    return Typed {
+                        object: None,
+                        unknown: Vec::new(),
+                        errors,
+                    };
+                }
+                left_out.push(names);
+            }
+        }
+    }
+}
+
+/// Removes the node at `names` from `value`; `false` when it is the root or not there. An
+/// element of a sequence takes the whole sequence with it (removing one would shift the
+/// indices of the errors after it).
+fn remove(value: &mut Value, names: &[Name]) -> bool {
+    let at_element = names
+        .iter()
+        .rposition(|name| matches!(name, Name::Index(_)));
+    let names = match (names.last(), at_element) {
+        (Some(Name::Index(_)), Some(at)) => &names[..at],
+        _ => names,
+    };
+    let Some((last, parents)) = names.split_last() else {
+        return false;
+    };
+    let mut node = value;
+    for name in parents {
+        node = match (name, node) {
+            (Name::Key(key), Value::Object(map)) => match map.get_mut(key) {
+                Some(child) => child,
+                None => return false,
+            },
+            (Name::Index(index), Value::Array(items)) => match items.get_mut(*index) {
+                Some(child) => child,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (last, node) {
+        (Name::Key(key), Value::Object(map)) => map.remove(key).is_some(),
+        _ => false,
+    }
+}
+
+/// One attempt: the object and its unknown fields, or where it failed and why.
+fn deserialize_once<T: DeserializeOwned>(
     value: &Value,
-) -> Result<(T, Vec<FieldPath>), TypeError> {
+) -> Result<(T, Vec<FieldPath>), (Vec<Name>, TypeError)> {
     let mut unknown = Vec::new();
     let mut track = serde_path_to_error::Track::new();
     let tracked = serde_path_to_error::Deserializer::new(value, &mut track);
@@ -29,7 +114,7 @@ pub(crate) fn deserialize<T: DeserializeOwned>(
     match result {
         Ok(object) => Ok((object, unknown)),
         Err(error) => {
-            let names = track
+            let names: Vec<Name> = track
                 .path()
                 .iter()
                 .filter_map(|segment| match segment {
@@ -39,15 +124,17 @@ pub(crate) fn deserialize<T: DeserializeOwned>(
                     | serde_path_to_error::Segment::Unknown => None,
                 })
                 .collect();
-            Err(TypeError {
-                path: to_field_path(names),
+            let error = TypeError {
+                path: to_field_path(names.clone()),
                 message: error.to_string(),
-            })
+            };
+            Err((names, error))
         }
     }
 }
 
 /// A path step before we know whether a key is a struct field or a map key.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Name {
     Key(String),
     Index(usize),

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use trainctl_api::manifest::check_namespace;
 
 use crate::wait_for::WaitFor;
 
@@ -19,7 +20,7 @@ pub struct GetArgs {
     pub name: Option<String>,
 
     /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
-    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
 
     /// Every namespace.
@@ -51,7 +52,7 @@ pub struct JobArgs {
     pub target: Vec<String>,
 
     /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
-    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
 }
 
@@ -85,7 +86,7 @@ pub struct SubmitArgs {
 
     /// Namespace of the jobs that name none (default `default`); a job in another namespace is
     /// an error, as with kubectl.
-    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
 }
 
@@ -104,4 +105,10 @@ pub struct WaitArgs {
     /// How long to wait before giving up (exit 1), as `30s`, `5m`, `2h`; `0s` checks once.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: jiff::SignedDuration,
+}
+
+/// A namespace given on the command line (`-n`, `--namespace`): a DNS-1123 label, checked before
+/// anything is read or contacted (clap names the flag in the error, and exits 2).
+pub(super) fn namespace_name(text: &str) -> Result<String, String> {
+    check_namespace(text).map(|()| text.to_owned())
 }

@@ -4,8 +4,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use trainctl_api::quantity;
+use trainctl_local::process::logs::LogLimit;
 
 use super::format::Format;
+use super::jobs::namespace_name;
 
 /// Arguments of `run`.
 #[derive(Debug, Args)]
@@ -15,15 +19,15 @@ pub struct RunArgs {
     pub file: PathBuf,
 
     /// Namespace of a job that names none (default `default`).
-    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
 
     /// Print the final job, with its status, on stdout in this format.
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
 
-    /// Do not stream the replicas' output to the terminal: they write it to their log files
-    /// directly, for `trainctl logs`.
+    /// Do not stream the replicas' output to the terminal: it goes to their log files only, for
+    /// `trainctl logs`.
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
@@ -32,7 +36,40 @@ pub struct RunArgs {
     pub machine: MachineArgs,
 }
 
-/// What this machine offers replicas, and the kubelet's restart back-off (`run` and `server`).
+/// How large each replica's log may grow, as the kubelet's `containerLogMaxSize` and
+/// `containerLogMaxFiles` bound a container's.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Rotate a replica's log file (`NAME.log` to `NAME.log.1`...) once it reaches this size, a
+    /// quantity (`10Mi`); 0 keeps the whole log in one file.
+    #[arg(long, value_name = "QTY", default_value = "10Mi", value_parser = log_size)]
+    pub log_max_size: u64,
+
+    /// How many files a replica's log keeps, the one written included; the oldest beyond them
+    /// is deleted.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub log_max_files: u32,
+}
+
+impl LogArgs {
+    /// The limit the flags set.
+    #[must_use]
+    pub fn limit(&self) -> LogLimit {
+        LogLimit {
+            max_size: self.log_max_size,
+            max_files: self.log_max_files,
+        }
+    }
+}
+
+/// A log size: a quantity of bytes (`10Mi`, `500k`, `1048576`).
+fn log_size(text: &str) -> Result<u64, String> {
+    quantity::to_units(&Quantity(text.to_owned()))
+        .map_err(|error| format!("expected a quantity of bytes such as 10Mi: {error}"))
+}
+
+/// What this machine offers replicas, and the kubelet's restart back-off and log limits (`run`
+/// and `server`).
 #[derive(Debug, Args)]
 pub struct MachineArgs {
     /// CPUs this machine offers replicas [default: its cores].
@@ -65,6 +102,10 @@ pub struct MachineArgs {
         env = "TRAINCTL_RESTART_BACKOFF_MAX"
     )]
     pub restart_backoff_max: jiff::SignedDuration,
+
+    /// How large each replica's log may grow.
+    #[command(flatten)]
+    pub logs: LogArgs,
 }
 
 /// Arguments of `server`.

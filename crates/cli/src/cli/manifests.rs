@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::format::Format;
+use super::jobs::namespace_name;
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]
@@ -27,7 +28,7 @@ pub struct RenderArgs {
 
     /// Namespace of jobs that name none (default `default`); a job in another namespace is an
     /// error, as with kubectl.
-    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
 
     /// Cluster domain appended to TF_CONFIG addresses (`<pod>.<ns>.svc.<domain>`).

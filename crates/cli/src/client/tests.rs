@@ -38,14 +38,7 @@ struct Fake {
 impl Fake {
     fn answering(status: u16, body: &str) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(
-            dir.path().join(SERVER_FILE),
-            format!(r#"{{"url": "http://127.0.0.1:{port}", "pid": 1}}"#),
-        )
-        .expect("server.json");
-        std::fs::write(dir.path().join(TOKEN_FILE), TOKEN).expect("server.token");
+        let dir = state_dir_for(&listener);
         let body = body.to_owned();
         let server = std::thread::spawn(move || {
             let (stream, _) = listener.accept().expect("accept");
@@ -320,4 +313,102 @@ fn path_segments_are_percent_encoded() {
 #[test]
 fn resource_is_the_lowercase_kind_with_group_and_name() {
     assert_eq!(mnist("Queued").resource(), "tfjob.kubeflow.org/mnist");
+}
+
+/// A state directory whose `server.json` points at `listener`.
+fn state_dir_for(listener: &TcpListener) -> tempfile::TempDir {
+    let port = listener.local_addr().expect("address").port();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join(SERVER_FILE),
+        format!(r#"{{"url": "http://127.0.0.1:{port}", "pid": 1}}"#),
+    )
+    .expect("server.json");
+    std::fs::write(dir.path().join(TOKEN_FILE), TOKEN).expect("server.token");
+    dir
+}
+
+#[test]
+fn a_server_that_accepts_and_never_answers_is_a_timeout_naming_the_url_and_what_to_check() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dir = state_dir_for(&listener);
+    // Accepts every connection, reads what comes, and never answers.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut sink = [0; 4096];
+                while stream.read(&mut sink).is_ok_and(|read| read > 0) {}
+            });
+        }
+    });
+    let mut client = Client::find(dir.path()).expect("server.json is read");
+    client.answer_timeout = Duration::from_secs(1);
+    client.stop_answer_timeout = Duration::from_secs(2);
+    let url = client.url.clone();
+    let shown = dir.path().display();
+    let check = format!(
+        "check that the trainctl server of state directory {shown} is running and not stuck (its \
+         pid is in {shown}/server.json), and that nothing else listens at {url}"
+    );
+    let started = std::time::Instant::now();
+    let error = client
+        .submit(b"kind: TFJob", "job.yaml", None)
+        .expect_err("no answer");
+    assert_eq!(
+        error.to_string(),
+        format!("cannot submit the manifest at {url}: no answer within 1 s; {check}")
+    );
+    // A delete waits longer: its answer comes once the replicas have stopped.
+    let error = client.delete(MNIST).expect_err("no answer");
+    assert_eq!(
+        error.to_string(),
+        format!("cannot delete mnist at {url}: no answer within 2 s; {check}")
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(3) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+}
+
+#[test]
+fn a_server_that_never_accepts_is_a_connect_timeout() {
+    // A listener that accepts nothing: once its queue is full, connecting waits.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dir = state_dir_for(&listener);
+    let address = listener.local_addr().expect("address");
+    let mut queued = Vec::new();
+    let mut client = Client::find(dir.path()).expect("server.json is read");
+    client.connect_timeout = Duration::from_secs(1);
+    let url = client.url.clone();
+    // Fill the queue: connections that still complete at once are kept open.
+    loop {
+        match std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)) {
+            Ok(stream) => queued.push(stream),
+            Err(error) if error.kind() == io::ErrorKind::TimedOut => break,
+            Err(error) => panic!("connect: {error}"),
+        }
+        assert!(queued.len() < 100_000, "the queue never fills");
+    }
+    let error = client.delete(MNIST).expect_err("no connection");
+    assert!(
+        matches!(
+            &error,
+            ClientError::Timeout {
+                connecting: true,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().starts_with(&format!(
+            "cannot delete mnist at {url}: no connection within 1 s; check that the trainctl \
+             server of state directory {} is running",
+            dir.path().display()
+        )),
+        "{error}"
+    );
+    drop(queued);
 }

@@ -6,10 +6,12 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
 use serde::Serialize;
+use serde::ser::{SerializeSeq as _, Serializer};
+use trainctl_api::TrainingJob;
 use trainctl_api::manifest::Manifests;
 use trainctl_engine::PodGroup;
 use trainctl_engine::addressing::Addressing;
-use trainctl_engine::objects::{BuildOptions, JobObjects, build_objects};
+use trainctl_engine::objects::{BuildOptions, build_objects_but_pods, build_pods};
 
 use crate::cli::RenderArgs;
 use crate::diagnostics;
@@ -35,51 +37,45 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         gang_scheduler: args.gang_scheduler.clone().filter(|s| !s.is_empty()),
         ..BuildOptions::default()
     };
-    let objects: Vec<JobObjects> = manifests
-        .jobs
-        .iter()
-        .map(|loaded| build_objects(&loaded.job, &options))
-        .collect();
-    output::print(&List::of(&objects), args.output)?;
+    let jobs: Vec<&TrainingJob> = manifests.jobs.iter().map(|loaded| &loaded.job).collect();
+    output::print(&List::of(&jobs, &options), args.output)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A Kubernetes `v1` `List`, as `kubectl get -o yaml` prints several objects.
+/// A Kubernetes `v1` `List`, as `kubectl get -o yaml` prints several objects. Its items are
+/// built as they are written, so that a job of 10,000 TensorFlow replicas (gigabytes of pods,
+/// each naming every replica) is printed in flat memory.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct List<'a> {
     api_version: &'static str,
     kind: &'static str,
     metadata: ListMeta,
-    items: Vec<Item<'a>>,
+    items: Items<'a>,
 }
 
-/// One object of the list; each serializes with its own `apiVersion` and `kind`.
+/// Every job's objects in creation order: PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
+struct Items<'a> {
+    jobs: &'a [&'a TrainingJob],
+    options: &'a BuildOptions,
+}
+
+/// One object of the list; each serializes with its own `apiVersion` and `kind`. Boxed: the
+/// objects' sizes differ a lot, and each is written once.
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Item<'a> {
-    PodGroup(&'a PodGroup),
-    ServiceAccount(&'a ServiceAccount),
-    Role(&'a Role),
-    RoleBinding(&'a RoleBinding),
-    ConfigMap(&'a ConfigMap),
-    Service(&'a Service),
-    Pod(&'a Pod),
+enum Item {
+    PodGroup(Box<PodGroup>),
+    ServiceAccount(Box<ServiceAccount>),
+    Role(Box<Role>),
+    RoleBinding(Box<RoleBinding>),
+    ConfigMap(Box<ConfigMap>),
+    Service(Box<Service>),
+    Pod(Box<Pod>),
 }
 
 impl<'a> List<'a> {
-    /// Every job's objects in creation order: PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
-    fn of(jobs: &'a [JobObjects]) -> List<'a> {
-        let mut items = Vec::new();
-        for objects in jobs {
-            items.extend(objects.pod_group.iter().map(Item::PodGroup));
-            items.extend(objects.service_accounts.iter().map(Item::ServiceAccount));
-            items.extend(objects.roles.iter().map(Item::Role));
-            items.extend(objects.role_bindings.iter().map(Item::RoleBinding));
-            items.extend(objects.config_maps.iter().map(Item::ConfigMap));
-            items.extend(objects.services.iter().map(Item::Service));
-            items.extend(objects.pods.iter().map(Item::Pod));
-        }
+    fn of(jobs: &'a [&'a TrainingJob], options: &'a BuildOptions) -> List<'a> {
         List {
             api_version: "v1",
             kind: "List",
@@ -87,7 +83,50 @@ impl<'a> List<'a> {
                 resource_version: Some(String::new()),
                 ..ListMeta::default()
             },
-            items,
+            items: Items { jobs, options },
         }
+    }
+}
+
+impl Serialize for Items<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut items = serializer.serialize_seq(None)?;
+        for job in self.jobs {
+            let objects = build_objects_but_pods(job, self.options);
+            let others = (objects
+                .pod_group
+                .into_iter()
+                .map(|o| Item::PodGroup(o.into())))
+            .chain(
+                objects
+                    .service_accounts
+                    .into_iter()
+                    .map(|o| Item::ServiceAccount(o.into())),
+            )
+            .chain(objects.roles.into_iter().map(|o| Item::Role(o.into())))
+            .chain(
+                objects
+                    .role_bindings
+                    .into_iter()
+                    .map(|o| Item::RoleBinding(o.into())),
+            )
+            .chain(
+                objects
+                    .config_maps
+                    .into_iter()
+                    .map(|o| Item::ConfigMap(o.into())),
+            )
+            .chain(
+                objects
+                    .services
+                    .into_iter()
+                    .map(|o| Item::Service(o.into())),
+            );
+            let pods = build_pods(job, self.options).map(|pod| Item::Pod(pod.into()));
+            for item in others.chain(pods) {
+                items.serialize_element(&item)?;
+            }
+        }
+        items.end()
     }
 }

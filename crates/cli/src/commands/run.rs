@@ -28,6 +28,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     // database opens while the manifest loads: the machine's other cores do them, rather than
     // the one that will start the replicas. Their errors wait for the manifest's; the state
     // directory is made even for a manifest that turns out invalid.
+    let _ = trainctl_local::process::cgroup::enable();
     let reaper = Reaper::start().context("cannot become the reaper of the job's processes")?;
     let (mut manifests, watchdog, store) = std::thread::scope(|scope| {
         let watchdog = scope.spawn(|| reaper.start_watchdog(&machine::watchdog()));

@@ -1,7 +1,7 @@
 //! `trainctl submit`: sends a manifest to the local control plane, or creates its jobs in a
 //! cluster, after checking it here.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -165,23 +165,20 @@ fn companion_name(companion: &Companion) -> String {
 }
 
 /// The manifest's bytes, sent as they are, and what the loader makes of them. A file that
-/// cannot be read has no bytes, and a diagnostic saying why.
+/// cannot be read, or holds more than a manifest may, has no bytes, and a diagnostic saying why
+/// (no more than one byte past the limit is read, from a file as from standard input).
 fn read(path: &Path, source: &str) -> (Vec<u8>, Manifests) {
-    let bytes = if source == "-" {
-        let mut buffer = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut buffer)
-            .map(|_| buffer)
-    } else {
-        std::fs::read(path)
-    };
-    match bytes {
+    match manifest::read_file(path) {
         Ok(bytes) => {
             let manifests = manifest::load_bytes(source, &bytes);
             (bytes, manifests)
         }
-        // The loader says it as `validate` would (a missing file, a directory...).
-        Err(_) => (Vec::new(), manifest::load_file(path)),
+        Err(diagnostic) => (
+            Vec::new(),
+            Manifests {
+                diagnostics: vec![*diagnostic],
+                ..Manifests::default()
+            },
+        ),
     }
 }

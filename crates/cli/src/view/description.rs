@@ -1,6 +1,10 @@
 //! What `describe` shows of a job, as `kubectl describe` shows an object: identity and times, the
 //! spec in short, the replicas (processes here, pods on a cluster), the conditions and the
 //! events. The same text in both modes: only the column that locates a replica differs.
+//!
+//! On this machine, a replica's log that lost output (its oldest files deleted by rotation, or
+//! output a full disk refused) says so among the events, at the time it last lost some: the log
+//! files' marker is what tells (`trainctl_local::process::logs::log_usage`).
 
 use std::fmt::Write as _;
 
@@ -9,6 +13,7 @@ use k8s_openapi::api::core::v1::Container;
 use trainctl_api::{
     CleanPodPolicy, ConditionStatus, ReplicaSpec, ReplicaType, RunPolicy, TrainingJob,
 };
+use trainctl_local::process::logs::log_usage;
 use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
 
 use super::jobs::age;
@@ -91,7 +96,8 @@ pub struct EventRow {
 }
 
 impl Description {
-    /// The description of a job recorded on this machine, in `state`.
+    /// The description of a job recorded on this machine, in `state`; what its replicas' logs
+    /// lost is among its events.
     pub fn local(
         state: &str,
         record: JobRecord,
@@ -119,15 +125,19 @@ impl Description {
                 })
                 .collect(),
             placement: Placement::Process,
-            events: events
-                .iter()
-                .map(|event| EventRow {
-                    time: event.time,
-                    type_: event.type_.clone(),
-                    reason: event.reason.clone(),
-                    message: event.message.clone(),
-                })
-                .collect(),
+            events: with_log_losses(
+                events
+                    .iter()
+                    .map(|event| EventRow {
+                        time: event.time,
+                        type_: event.type_.clone(),
+                        reason: event.reason.clone(),
+                        message: event.message.clone(),
+                    })
+                    .collect(),
+                replicas,
+                record.created_at,
+            ),
             job: record.job,
         }
     }
@@ -239,6 +249,76 @@ impl Description {
         }
         (!self.events.is_empty()).then_some(table)
     }
+}
+
+/// `events`, with what each replica's log lost, in time order: bytes deleted by rotation
+/// (`LogRotated`), bytes a full disk refused (`LogIncomplete`), at the time the log last lost
+/// some (`fallback` when that is unknown).
+fn with_log_losses(
+    mut events: Vec<EventRow>,
+    replicas: &[ReplicaRecord],
+    fallback: Timestamp,
+) -> Vec<EventRow> {
+    for replica in replicas {
+        let usage = log_usage(&replica.log_path);
+        let time = usage
+            .dropped_at
+            .and_then(|time| Timestamp::try_from(time).ok())
+            .unwrap_or(fallback);
+        let name = replica.name();
+        if usage.dropped.rotated > 0 {
+            events.push(EventRow {
+                time,
+                type_: "Normal".to_owned(),
+                reason: "LogRotated".to_owned(),
+                message: format!(
+                    "{name}'s log was rotated: its oldest {} were dropped; {} in {} file{} are kept",
+                    bytes(usage.dropped.rotated),
+                    bytes(usage.kept),
+                    usage.files,
+                    if usage.files == 1 { "" } else { "s" }
+                ),
+            });
+        }
+        if usage.dropped.unwritten > 0 {
+            events.push(EventRow {
+                time,
+                type_: "Warning".to_owned(),
+                reason: "LogIncomplete".to_owned(),
+                message: format!(
+                    "{name}'s log misses {} of its output: the disk was full",
+                    bytes(usage.dropped.unwritten)
+                ),
+            });
+        }
+    }
+    // Stable: events of the same time keep their order.
+    events.sort_by_key(|event| event.time);
+    events
+}
+
+/// A size in bytes, as `3.0 MiB (3145728 bytes)`, or `512 bytes` below 1 KiB.
+fn bytes(size: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let mut unit = None;
+    let mut divisor: u128 = 1;
+    for (index, _) in UNITS.iter().enumerate() {
+        if u128::from(size) < divisor * 1024 {
+            break;
+        }
+        divisor *= 1024;
+        unit = Some(index);
+    }
+    let Some(unit) = unit else {
+        return format!("{size} bytes");
+    };
+    let tenths = (u128::from(size) * 10 + divisor / 2) / divisor;
+    format!(
+        "{}.{} {} ({size} bytes)",
+        tenths / 10,
+        tenths % 10,
+        UNITS[unit]
+    )
 }
 
 /// One replica type of the spec: how many, restarted how, running what.

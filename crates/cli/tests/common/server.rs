@@ -133,3 +133,13 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+impl Server {
+    /// Stops the server with `SIGTERM`, as `systemctl stop` would, and waits until it has exited.
+    pub fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}

@@ -26,7 +26,7 @@ spec:
     );
     let run = scratch.run(&manifest, &["-o", "json"]);
     assert_eq!(run.code, Some(1), "{run}");
-    let message = "cannot run on this machine: worker-0: command `no-such-program-xyz` not found on this machine (the container image's files of image `tensorflow/tensorflow:2.16.1` are not available locally; install it here or put it on PATH); worker-1: command `no-such-program-xyz` not found on this machine (the container image's files of image `tensorflow/tensorflow:2.16.1` are not available locally; install it here or put it on PATH)";
+    let message = "cannot run on this machine: worker-0: command `no-such-program-xyz` not found on this machine (the container image's files of image `tensorflow/tensorflow:2.16.1` are not available locally; install it here or put it on PATH); and 1 more replica";
     assert_eq!(
         conditions(&run.json()),
         expect_conditions(&[

@@ -13,10 +13,12 @@
 mod ending;
 mod env;
 mod input;
+mod keeping;
 mod output;
 mod resources;
 mod restarts;
 mod signals;
+mod sizes;
 mod support;
 
 use std::collections::BTreeMap;

@@ -109,7 +109,8 @@ fn running_a_job_again_replaces_its_record_and_removes_the_old_logs() {
 #[test]
 fn a_quiet_run_shows_no_replica_output_and_keeps_all_of_it_in_order() {
     let scratch = Scratch::new("quiet-logs");
-    // What the replica's stdout is: its log file itself, not a pipe to trainctl.
+    // What the replica's stdout is: with nothing to show and no log limit to keep, its log file
+    // itself, not a pipe to trainctl.
     let script = "readlink /proc/self/fd/1
 for i in `seq 1 300`; do echo \"out $i\"; echo \"err $i\" >&2; done
 printf 'no newline at the end'";
@@ -117,7 +118,7 @@ printf 'no newline at the end'";
         "job.yaml",
         &tfjob("hushed", &[], &[replicas("Worker", 1, "Never", script)]),
     );
-    let run = scratch.run(&manifest, &["-q"]);
+    let run = scratch.run(&manifest, &["-q", "--log-max-size", "0"]);
     assert_eq!(run.code, Some(0), "{run}");
     assert!(!run.stderr.contains("worker-0 |"), "{run}");
     assert!(!run.stderr.contains("out 1\n"), "{run}");

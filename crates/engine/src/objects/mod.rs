@@ -105,16 +105,31 @@ pub fn replica_slots(job: &TrainingJob) -> Vec<(ReplicaType, i32)> {
 /// Every object of `job`.
 #[must_use]
 pub fn build_objects(job: &TrainingJob, options: &BuildOptions) -> JobObjects {
-    let slots = replica_slots(job);
+    JobObjects {
+        pods: build_pods(job, options).collect(),
+        ..build_objects_but_pods(job, options)
+    }
+}
+
+/// The pods of `job`, each built as it is taken: together they can be gigabytes (each
+/// TensorFlow pod names every replica in its `TF_CONFIG`), one at a time they are not.
+pub fn build_pods<'a>(
+    job: &'a TrainingJob,
+    options: &'a BuildOptions,
+) -> impl Iterator<Item = Pod> + 'a {
     let job_env = JobEnv::new(job, &options.addressing);
+    replica_slots(job)
+        .into_iter()
+        .filter_map(move |(replica_type, index)| {
+            pod::build_pod_with(&job_env, job, &replica_type, index, options)
+        })
+}
+
+/// Every object of `job` but its pods (see [`build_pods`]).
+#[must_use]
+pub fn build_objects_but_pods(job: &TrainingJob, options: &BuildOptions) -> JobObjects {
     let mut objects = JobObjects {
-        pods: slots
-            .iter()
-            .filter_map(|(replica_type, index)| {
-                pod::build_pod_with(&job_env, job, replica_type, *index, options)
-            })
-            .collect(),
-        services: slots
+        services: replica_slots(job)
             .iter()
             .filter_map(|(replica_type, index)| build_service(job, replica_type, *index))
             .collect(),

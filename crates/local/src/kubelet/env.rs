@@ -15,7 +15,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::manifest::Companion;
 
 use super::resources::NodeCapacity;
-use trainctl_api::expansion::{TooLarge, expand};
+use trainctl_api::expansion::{MAX_EXPANDED, TooLarge, expand};
 use trainctl_api::quantity::{self, InvalidQuantity};
 
 /// The address a replica has, as `status.podIP` and `status.hostIP` report it.
@@ -156,6 +156,28 @@ pub enum EnvError {
         /// The variable.
         variable: String,
     },
+    /// A value longer, as written, than one environment string may hold (`TF_CONFIG` of a job of
+    /// thousands of replicas: it names every one).
+    #[error(
+        "replica {replica}: env {variable}: its value is {} KiB, more than the {} KiB one \
+         environment string may hold (the kernel's MAX_ARG_STRLEN){}",
+        .bytes.div_ceil(1024),
+        MAX_EXPANDED / 1024,
+        if .variable == "TF_CONFIG" {
+            "; TF_CONFIG names every replica of the job: run fewer replicas on this machine \
+             (about 7,000 fit), or on a cluster"
+        } else {
+            ""
+        }
+    )]
+    TooLong {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+        /// The value's length.
+        bytes: usize,
+    },
     /// A `valueFrom` with no source this runtime reads (none, or `fileKeyRef`).
     #[error(
         "replica {replica}: env {variable}: valueFrom needs one of fieldRef, resourceFieldRef, configMapKeyRef or secretKeyRef"
@@ -247,6 +269,13 @@ impl Resolver<'_> {
     fn value(&self, var: &EnvVar, defined: &OrderedEnv) -> Result<Option<String>, EnvError> {
         let Some(source) = &var.value_from else {
             let literal = var.value.as_deref().unwrap_or_default();
+            if literal.len() > MAX_EXPANDED {
+                return Err(EnvError::TooLong {
+                    replica: self.replica.clone(),
+                    variable: var.name.clone(),
+                    bytes: literal.len(),
+                });
+            }
             return expand(literal, |name| defined.get(name))
                 .map(Some)
                 .map_err(|_| EnvError::TooLarge {

@@ -13,6 +13,8 @@ use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 use tokio::sync::oneshot;
 
+use super::logs::LogLimit;
+
 /// How to start a helper process of this binary (the watchdog, the shim): the program and the
 /// arguments that select the helper.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +38,8 @@ pub struct Launch {
     pub grace: Duration,
     /// Where the replica's output is kept.
     pub log_path: PathBuf,
+    /// How large its log may grow (rotated beyond).
+    pub log_limit: LogLimit,
     /// The prefix of the replica's lines on the terminal.
     pub prefix: String,
 }

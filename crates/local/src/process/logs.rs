@@ -5,19 +5,35 @@
 //! A pump is a task per running replica on the runtime's thread: it reads the pipe in large chunks
 //! and writes each chunk to the file as it came, so capture costs the replica one pipe and nothing
 //! else; the terminal copy is assembled per line so that replicas' lines never interleave
-//! mid-line. When nothing goes to the terminal (`trainctl run -q`, a server's runs), there is no
-//! pipe and no pump: the replica writes to its log file itself.
+//! mid-line. The file is kept within the run's [`LogLimit`] (`rotate`: `NAME.log` becomes
+//! `NAME.log.1` and so on, the oldest dropped), which only a pump can do: when nothing goes to the
+//! terminal and the log is not limited, there is no pipe and no pump, and the replica writes to
+//! its log file itself. Log files are private to their owner (mode 0600), rotated ones too.
+//!
+//! Reading a log back (`read`) goes through the files it keeps, oldest first, and follows it
+//! across rotations.
+
+mod read;
+mod rotate;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, IsTerminal, PipeReader, Write};
+use std::io::{self, IsTerminal, PipeReader, Read as _, Write};
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::thread;
 
 use tokio::io::AsyncReadExt as _;
 use tokio::net::unix::pipe;
 use tokio::task::JoinHandle;
 
+pub use read::{LogReader, LogUsage, kept_log_files, log_usage};
+pub use rotate::{Dropped, LogLimit, LogWriter, dropped, dropped_file};
+
+/// The mode of every log file: readable and writable by its owner alone.
+const LOG_FILE_MODE: u32 = 0o600;
 /// A line longer than this reaches the terminal in pieces rather than waiting for its end.
 const MAX_PENDING_LINE: usize = 64 * 1024;
 /// How long a pump that found its pipe drained waits before reading again. A replica's line
@@ -27,7 +43,7 @@ const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 /// How much a pump reads at once.
 const CHUNK: usize = 128 * 1024;
 
-/// Where replicas' prefixed lines go: the terminal's stderr (or nowhere).
+/// Where replicas' output goes besides their log files: the terminal's stderr (or nowhere).
 #[derive(Debug, Clone)]
 pub struct Console {
     inner: Arc<ConsoleInner>,
@@ -141,36 +157,77 @@ impl Console {
     }
 }
 
-/// Opens (creating it and its directory) a replica's log file for appending. The directory is
-/// made only when missing: a job's replicas share it.
-pub fn open_log_file(path: &Path) -> io::Result<File> {
-    let open = || OpenOptions::new().create(true).append(true).open(path);
-    match (open(), path.parent()) {
-        (Err(error), Some(dir)) if error.kind() == io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)?;
-            open()
-        }
-        (opened, _) => opened,
+/// A replica's log file, open for appending: given to the replica as its output, or written
+/// through a pump ([`pump`], [`pump_thread`]), which knows it by its path to rotate it.
+#[derive(Debug)]
+pub struct LogFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl LogFile {
+    /// Another handle on the file, for the replica's other output stream.
+    pub fn try_clone(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
+    /// The file's path.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 
-/// Starts a task that copies `pipe` into `file` and, prefixed, to `console` until every writer
-/// of the pipe has closed it (the replica and all it started have exited). Must be called within
-/// a Tokio runtime.
+impl From<LogFile> for Stdio {
+    fn from(log: LogFile) -> Stdio {
+        log.file.into()
+    }
+}
+
+/// Opens (creating it, mode 0600, and its directory, mode 0700) a replica's log file for appending. The
+/// directory is made only when missing: a job's replicas share it.
+pub fn open_log_file(path: &Path) -> io::Result<LogFile> {
+    let open = || {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(LOG_FILE_MODE)
+            .open(path)
+    };
+    let file = match (open(), path.parent()) {
+        (Err(error), Some(dir)) if error.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(crate::state_dir::DIR_MODE)
+                .create(dir)?;
+            open()
+        }
+        (opened, _) => opened,
+    }?;
+    Ok(LogFile {
+        file,
+        path: path.to_owned(),
+    })
+}
+
+/// Starts a task that copies `pipe` into `log`, kept within `limit`, and, prefixed, to `console`
+/// until every writer of the pipe has closed it (the replica and all it started have exited).
+/// Must be called within a Tokio runtime.
 pub fn pump(
     pipe: PipeReader,
-    file: File,
+    log: LogFile,
+    limit: LogLimit,
     console: Console,
     prefix: String,
 ) -> io::Result<JoinHandle<()>> {
     let pipe = pipe::Receiver::from_owned_fd(OwnedFd::from(pipe))?;
-    Ok(tokio::spawn(copy(pipe, file, console, prefix)))
+    let log = LogWriter::new(log, limit);
+    Ok(tokio::spawn(copy(pipe, log, console, prefix)))
 }
 
-async fn copy(mut pipe: pipe::Receiver, mut file: File, console: Console, prefix: String) {
+async fn copy(mut pipe: pipe::Receiver, mut log: LogWriter, console: Console, prefix: String) {
     let mut chunk = vec![0_u8; CHUNK];
     let mut pending: Vec<u8> = Vec::new();
-    let mut file_ok = true;
     loop {
         let read = match pipe.read(&mut chunk).await {
             Ok(0) => break,
@@ -184,10 +241,9 @@ async fn copy(mut pipe: pipe::Receiver, mut file: File, console: Console, prefix
             tokio::time::sleep(GATHER).await;
         }
         let data = &chunk[..read];
-        if file_ok && file.write_all(data).is_err() {
-            // A full disk must not block the replica: keep draining the pipe.
-            file_ok = false;
-        }
+        // A full disk must not block the replica: what cannot be written is counted, and the
+        // pipe drained all the same.
+        log.write(data);
         if !console.inner.show_logs {
             continue;
         }
@@ -201,80 +257,33 @@ async fn copy(mut pipe: pipe::Receiver, mut file: File, console: Console, prefix
         pending.drain(..complete);
     }
     console.write_lines(&prefix, &pending);
-    let _ = file.flush();
+    log.finish();
+}
+
+/// Starts a thread that copies `pipe` into `log`, kept within `limit`, until every writer of the
+/// pipe has closed it: the pump of a process without a Tokio runtime (the shim), whose replicas
+/// show nothing on a terminal.
+pub fn pump_thread(
+    mut pipe: PipeReader,
+    log: LogFile,
+    limit: LogLimit,
+) -> io::Result<thread::JoinHandle<()>> {
+    let mut log = LogWriter::new(log, limit);
+    thread::Builder::new()
+        .name("log-pump".to_owned())
+        .spawn(move || {
+            let mut chunk = vec![0_u8; CHUNK];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(read) => log.write(&chunk[..read]),
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            log.finish();
+        })
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Write as _;
-
-    use super::*;
-
-    #[test]
-    fn a_log_file_is_made_with_its_directories_then_appended_to() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let first = dir.path().join("logs/job/worker-0.log");
-        let second = dir.path().join("logs/job/worker-1.log");
-        writeln!(open_log_file(&first).expect("log file"), "one").expect("write");
-        writeln!(open_log_file(&first).expect("log file"), "two").expect("write");
-        writeln!(open_log_file(&second).expect("log file"), "three").expect("write");
-        let read = |path| std::fs::read_to_string(path).expect("read");
-        assert_eq!(
-            (read(&first), read(&second)),
-            ("one\ntwo\n".to_owned(), "three\n".to_owned())
-        );
-        let error = open_log_file(dir.path()).expect_err("a directory is no log file");
-        assert_ne!(error.kind(), io::ErrorKind::NotFound, "{error}");
-    }
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("logs/worker-0.log");
-        let file = open_log_file(&path).expect("log file");
-        let (reader, mut writer) = io::pipe().expect("pipe");
-        let console = Console::stderr(false);
-        let handle = pump(reader, file, console, "worker-0 | ".to_owned()).expect("pump");
-        let writing = std::thread::spawn(move || {
-            let mut expected = Vec::new();
-            for line in 0..10_000 {
-                let text = format!("line {line}\n");
-                writer.write_all(text.as_bytes()).expect("write");
-                expected.extend_from_slice(text.as_bytes());
-            }
-            writer.write_all(b"no newline at the end").expect("write");
-            expected.extend_from_slice(b"no newline at the end");
-            expected
-        });
-        handle.await.expect("pump task");
-        let expected = writing.join().expect("writer");
-        assert_eq!(std::fs::read(&path).expect("read log"), expected);
-    }
-
-    #[test]
-    fn log_files_are_appended_to_across_restarts() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("chief-0.log");
-        for run in ["first\n", "second\n"] {
-            let mut file = open_log_file(&path).expect("log file");
-            file.write_all(run.as_bytes()).expect("write");
-        }
-        assert_eq!(
-            std::fs::read_to_string(&path).expect("read"),
-            "first\nsecond\n"
-        );
-    }
-
-    #[test]
-    fn prefixes_are_padded_and_plain_without_a_terminal() {
-        let console = Console {
-            inner: Arc::new(ConsoleInner {
-                lock: Mutex::new(()),
-                show_logs: true,
-                show_messages: true,
-                colour: false,
-            }),
-        };
-        assert_eq!(console.prefix("ps-0", 8, 3), "ps-0     | ");
-    }
-}
+mod tests;

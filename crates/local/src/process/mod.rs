@@ -10,12 +10,14 @@
 //! - [`logs`]: a replica's output, to its log file and the terminal;
 //! - [`child`]: what starting a process takes and gives, and the children waited for;
 //! - [`marker`]: the job's uid in every replica's environment, and the processes found by it;
-//! - [`identity`]: a process named by its pid and start time, never a recycled pid.
+//! - [`identity`]: a process named by its pid and start time, never a recycled pid;
+//! - [`cgroup`]: each start of a replica in a cgroup of its own, where the system offers one.
 //!
 //! Imports go one way, down this list: the reaper uses the watchdog and the shim, which use
 //! neither the reaper nor each other; below them, [`child`], [`logs`] and [`marker`] use none of
-//! those three, and [`marker`] uses [`identity`].
+//! those three, and [`marker`] uses [`identity`]; [`cgroup`] uses none of them.
 
+pub mod cgroup;
 pub mod child;
 pub mod identity;
 pub mod logs;

@@ -3,7 +3,8 @@
 //! [`shim`](super::shim).
 //!
 //! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file)
-//! when it shows it, else the replica writes to its log file itself; the replica ends with
+//! when it shows it or keeps its log within a size (rotating it), else the replica writes to its
+//! log file itself; the replica ends with
 //! `trainctl`. A server has the shim start it instead, writing to its log file itself, so that it
 //! outlives a server that dies and the next server takes it over
 //! ([`adopted_exit`](super::shim::adopted_exit)).
@@ -18,7 +19,7 @@
 
 use std::io::{self, BufWriter};
 use std::os::unix::process::CommandExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock, PoisonError};
@@ -33,6 +34,7 @@ use nix::unistd::Pid;
 use rustix::process::{Pid as RustixPid, setpriority_process};
 use tokio::sync::oneshot;
 
+use super::cgroup;
 use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiting, status_code};
 use super::logs::{Console, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
@@ -73,15 +75,25 @@ impl Reaper {
         })
     }
 
-    /// Starts `command`; its exit code goes to `exit`, if given.
+    /// Starts `command`; its exit code goes to `exit`, if given. A replica started into its own
+    /// `cgroup` (see [`cgroup::spawn_inside`]) has it killed when it exits.
     fn spawn(
         &self,
         command: &mut Command,
         exit: Option<oneshot::Sender<i32>>,
+        cgroup: Option<PathBuf>,
     ) -> io::Result<std::process::Child> {
-        // Held across the spawn: a process that exits at once is looked up only after this.
+        // Held across the spawn: a process that exits at once is looked up only after this; and
+        // no other child is forked while this process is inside a replica's cgroup.
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
-        let child = command.spawn()?;
+        let (spawned, cgroup) = match cgroup {
+            Some(cgroup) => cgroup::spawn_inside(cgroup, || command.spawn()),
+            None => (command.spawn(), None),
+        };
+        let child = spawned?;
+        if let Some(cgroup) = cgroup {
+            cgroup::started(child.id().cast_signed(), cgroup);
+        }
         waiting.insert(child.id() as i32, exit);
         drop(waiting);
         let _ = self.wake.send(());
@@ -92,7 +104,7 @@ impl Reaper {
     /// quietly), through which [`Reaper::start_kept_replica`] starts replicas.
     pub fn connect_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<()> {
         let waiters = Waiters(Arc::clone(&self.waiting));
-        let spawn = |command: &mut Command| Ok(self.spawn(command, None)?.id().cast_signed());
+        let spawn = |command: &mut Command| Ok(self.spawn(command, None, None)?.id().cast_signed());
         let shim = Shim::connect_or_start(state_dir, helper, waiters, spawn)?;
         self.shim
             .set(shim)
@@ -111,6 +123,7 @@ impl Reaper {
     /// What the replicas of a shim that another process started leave behind does not come back
     /// here: the table is always scanned then.
     pub fn kill_strays(&self, job_uid: &str) {
+        cgroup::kill_job(job_uid);
         if self.shim.get().is_some_and(|shim| !shim.started_here()) {
             kill_marked(job_uid);
             return;
@@ -124,8 +137,9 @@ impl Reaper {
         }
     }
 
-    /// Starts a replica: `launch`'s command in a new process group, with its output going to its
-    /// log file and, when it shows replicas' output, `console`, marked as the job `job_uid`'s.
+    /// Starts a replica: `launch`'s command in a new process group (and a cgroup of its own where
+    /// [`cgroup`] is active), with its output going to its log file and, when it shows replicas'
+    /// output, `console`, marked as the job `job_uid`'s.
     pub fn start_replica(
         &self,
         launch: &Launch,
@@ -147,7 +161,8 @@ impl Reaper {
         if let Some(dir) = &launch.working_dir {
             command.current_dir(dir);
         }
-        let piped = if console.shows_logs() {
+        // Through a pump when shown, or when the log is kept within a size (rotated).
+        let piped = if console.shows_logs() || launch.log_limit.rotates() {
             let (reader, writer) = io::pipe()?;
             // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
             // default size is kept where the system refuses.
@@ -160,11 +175,15 @@ impl Reaper {
             None
         };
         let (sender, exit) = oneshot::channel();
-        let child = self.spawn(&mut command, Some(sender))?;
+        let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&launch.log_path));
+        let child = self.spawn(&mut command, Some(sender), cgroup)?;
         // The command holds the pipe's write ends; the pump must see only the replica's.
         drop(command);
         let pump = piped
-            .map(|(reader, file)| pump(reader, file, console.clone(), launch.prefix.clone()))
+            .map(|(reader, file)| {
+                let prefix = launch.prefix.clone();
+                pump(reader, file, launch.log_limit, console.clone(), prefix)
+            })
             .transpose()?;
         Ok(StartedProcess {
             pid: child.id() as i32,
@@ -195,7 +214,7 @@ impl Reaper {
         // Its exit is awaited at the end of the run (`Watchdog::dismiss`). Like a replica's
         // group, its own is killed as it exits: it starts no process, so that kills nothing.
         let (sender, exit) = oneshot::channel();
-        let mut child = self.spawn(&mut command, Some(sender))?;
+        let mut child = self.spawn(&mut command, Some(sender), None)?;
         // The lowest nice value: its start (a whole start of this binary) then takes CPU no
         // one else wants, not the replicas' or trainctl's, until it moves itself to
         // `SCHED_IDLE`; should trainctl die, its work is a few signals. Where the system
@@ -229,6 +248,7 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
                     .remove(&pid.as_raw());
                 if matches!(sender, Some(Some(_))) {
                     let _ = killpg(pid, Signal::SIGKILL);
+                    cgroup::release(pid.as_raw());
                 }
                 let code = waitpid(pid, None).map_or(KILLED, status_code);
                 if let Some(Some(sender)) = sender {

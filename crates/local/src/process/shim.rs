@@ -43,10 +43,17 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
-use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, status_code};
+use super::cgroup;
+use super::child::{HelperCommand, Launch, StartedProcess, Waiters, status_code};
 use super::identity::ProcessIdentity;
-use super::logs::open_log_file;
+use super::logs::{LogLimit, open_log_file, pump_thread};
 use super::marker::{MARKER_ENV, kill_marked_where};
+use crate::state_dir::write_private;
+
+mod output;
+mod stderr;
+use output::{output_of, wait_for_pump};
+use stderr::ShimStderr;
 
 /// How often a replica taken over from a server that died (not a child of this process) is
 /// looked at.
@@ -75,6 +82,11 @@ struct StartRequest {
     env: Vec<(String, String)>,
     working_dir: Option<PathBuf>,
     log_path: PathBuf,
+    /// How large its log may grow: within a limit, its output goes through a pump of the shim's
+    /// (which rotates the log); without one, straight to the file. The kubelet's default when
+    /// a server from before this field does not say.
+    #[serde(default)]
+    log_limit: LogLimit,
     exit_file: PathBuf,
 }
 
@@ -94,8 +106,17 @@ enum Reply {
 struct ShimState {
     server: Option<UnixStream>,
     env: Vec<(OsString, OsString)>,
-    /// Replica pid → its exit file.
-    replicas: HashMap<i32, PathBuf>,
+    /// The replicas that run, by pid.
+    replicas: HashMap<i32, Kept>,
+}
+
+/// A replica the shim keeps.
+struct Kept {
+    /// Where its exit code goes.
+    exit_file: PathBuf,
+    /// The pump of its output, when it has one: it ends once the replica and all it started are
+    /// gone, having written their last lines.
+    pump: Option<thread::JoinHandle<()>>,
 }
 
 type Shared = Arc<Mutex<ShimState>>;
@@ -104,12 +125,20 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, ShimState> {
     shared.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Runs the shim on `socket` until it has no replica left and no server connected.
+/// Runs the shim on `socket` until it has no replica left and no server connected. Only this
+/// user's processes are heard: the socket is 0600, and a peer of another user is hung up on.
 pub fn serve(socket: &Path) -> io::Result<()> {
     // A socket left by a shim that died is in the way; a live shim's is not touched (a server
     // starts a shim only when it cannot connect to one).
     let _ = fs::remove_file(socket);
     let listener = UnixListener::bind(socket)?;
+    // A connection starts commands as this user: the socket is no one else's whatever the umask
+    // (in its owner's 0700 state directory besides), and each peer's user is checked.
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let private = fs::Permissions::from_mode(crate::state_dir::FILE_MODE);
+        fs::set_permissions(socket, private)?;
+    }
     let shared: Shared = Arc::default();
     let (wake, woken) = mpsc::channel();
     let reaper_state = Arc::clone(&shared);
@@ -118,6 +147,10 @@ pub fn serve(socket: &Path) -> io::Result<()> {
         .spawn(move || reap(&reaper_state, &woken))?;
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
+        if !same_user(&stream) {
+            // Closed unheard: another user starts nothing here.
+            continue;
+        }
         lock(&shared).server = Some(stream.try_clone()?);
         serve_server(&shared, stream, &wake);
         let mut state = lock(&shared);
@@ -127,6 +160,14 @@ pub fn serve(socket: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether the process at the other end of `stream` runs as this process's user
+/// (`SO_PEERCRED`).
+fn same_user(stream: &UnixStream) -> bool {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    getsockopt(stream, PeerCredentials)
+        .is_ok_and(|peer| peer.uid() == nix::unistd::geteuid().as_raw())
 }
 
 /// Answers one server's requests until it disconnects.
@@ -171,10 +212,7 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
         let empty = io::Error::new(io::ErrorKind::InvalidInput, "the command is empty");
         return answer(&mut lock(shared), &failed(empty));
     };
-    let output = open_log_file(&request.log_path).and_then(|file| {
-        let copy = file.try_clone()?;
-        Ok((file, copy))
-    });
+    let output = open_log_file(&request.log_path).and_then(|log| output_of(log, request.log_limit));
     let cleared = match fs::remove_file(&request.exit_file) {
         Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
         _ => Ok(()),
@@ -182,10 +220,16 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
     // Held from the spawn to the answer: the reaper says a replica exited only once it is
     // recorded and the server has heard that it started.
     let mut state = lock(shared);
-    let (stdout, stderr) = match cleared.and(output) {
+    let (stdout, stderr, pumped) = match cleared.and(output) {
         Ok(output) => output,
         Err(error) => return answer(&mut state, &failed(error)),
     };
+    let job_uid = request
+        .env
+        .iter()
+        .find(|(name, _)| name == MARKER_ENV)
+        .map_or("", |(_, uid)| uid.as_str());
+    let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&request.log_path));
     let mut command = Command::new(program);
     command
         .args(args)
@@ -199,10 +243,31 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
     if let Some(dir) = &request.working_dir {
         command.current_dir(dir);
     }
-    let reply = match command.spawn() {
+    // No other replica is forked while this process is inside a replica's cgroup: the state
+    // is locked.
+    let (spawned, cgroup) = match cgroup {
+        Some(cgroup) => cgroup::spawn_inside(cgroup, || command.spawn()),
+        None => (command.spawn(), None),
+    };
+    // The command holds the pipe's write ends; the pump must see only the replica's.
+    drop(command);
+    let reply = match spawned {
         Ok(child) => {
             let pid = child.id().cast_signed();
-            state.replicas.insert(pid, request.exit_file.clone());
+            // A pump that cannot start leaves the replica writing into a pipe no one reads:
+            // it blocks once the pipe is full, as a container does whose shim died.
+            let pump =
+                pumped.and_then(|(pipe, log)| pump_thread(pipe, log, request.log_limit).ok());
+            if let Some(cgroup) = cgroup {
+                // For a server that takes the replica over should this shim die.
+                let _ = cgroup::record(&cgroup_file(&request.log_path), &cgroup);
+                cgroup::started(pid, cgroup);
+            }
+            let kept = Kept {
+                exit_file: request.exit_file.clone(),
+                pump,
+            };
+            state.replicas.insert(pid, kept);
             let _ = wake.send(());
             Reply::Started { pid }
         }
@@ -219,11 +284,20 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
             Ok(status) => {
                 let Some(pid) = status.pid() else { continue };
                 let code = status_code(status);
-                let exit_file = lock(shared).replicas.get(&pid.as_raw()).cloned();
-                // Written while the replica is still a zombie: whoever sees it gone finds its code.
-                if let Some(exit_file) = &exit_file {
-                    let _ = fs::write(exit_file, format!("{code}\n"));
+                let kept = lock(shared)
+                    .replicas
+                    .get_mut(&pid.as_raw())
+                    .map(|kept| (kept.exit_file.clone(), kept.pump.take()));
+                if let Some((exit_file, pump)) = kept {
                     let _ = killpg(pid, Signal::SIGKILL);
+                    cgroup::release(pid.as_raw());
+                    // Its last lines are in its log before anyone hears that it exited.
+                    if let Some(pump) = pump {
+                        wait_for_pump(&pump);
+                    }
+                    // Written while the replica is still a zombie: whoever sees it gone finds
+                    // its code.
+                    let _ = write_private(&exit_file, format!("{code}\n").as_bytes());
                 }
                 let _ = waitpid(pid, None);
                 let mut state = lock(shared);
@@ -325,6 +399,7 @@ impl Shim {
             env,
             working_dir: launch.working_dir.clone(),
             log_path: launch.log_path.clone(),
+            log_limit: launch.log_limit,
             exit_file: exit_file(&launch.log_path),
         });
         let (sender, exit) = oneshot::channel();
@@ -403,36 +478,58 @@ impl Replies {
     }
 }
 
-/// Starts a shim listening on `socket` through `spawn`, and connects to it.
+/// Starts a shim listening on `socket` through `spawn`, and connects to it. A shim that exits
+/// before it listens (it cannot bind, say) is reported at once, with what it said on its stderr
+/// ([`ShimStderr`]), rather than when waiting for it gives up.
 fn start_shim(
     socket: &Path,
     helper: &HelperCommand,
     spawn: impl FnOnce(&mut Command) -> io::Result<i32>,
 ) -> io::Result<UnixStream> {
+    let (reader, writer) = io::pipe()?;
     let mut command = Command::new(&helper.program);
     command
         .args(&helper.args)
         .arg("--socket")
         .arg(socket)
         .stdin(Stdio::null())
+        .stderr(writer)
         .process_group(0);
     let pid = spawn(&mut command)?;
+    // The pipe closes when the shim ends only if the shim alone holds its write end.
+    drop(command);
+    let stderr = ShimStderr::read(reader)?;
     // The shim binds its socket as it starts.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        match UnixStream::connect(socket) {
-            Ok(stream) => return Ok(stream),
-            Err(error) if std::time::Instant::now() > deadline => {
-                return Err(io::Error::new(
-                    error.kind(),
-                    format!(
-                        "the shim (pid {pid}) does not answer on {}: {error}",
-                        socket.display()
-                    ),
-                ));
+        let error = match UnixStream::connect(socket) {
+            Ok(stream) => {
+                stderr.pass_on();
+                return Ok(stream);
             }
-            Err(_) => thread::sleep(std::time::Duration::from_millis(2)),
+            Err(error) => error,
+        };
+        if let Some(said) = stderr.ended() {
+            let said = if said.is_empty() {
+                "it said nothing".to_owned()
+            } else {
+                format!("it said: {said}")
+            };
+            return Err(io::Error::other(format!(
+                "the shim (pid {pid}) exited before it listened on {}; {said}",
+                socket.display()
+            )));
         }
+        if std::time::Instant::now() > deadline {
+            return Err(io::Error::new(
+                error.kind(),
+                format!(
+                    "the shim (pid {pid}) does not answer on {}: {error}",
+                    socket.display()
+                ),
+            ));
+        }
+        thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 
@@ -440,6 +537,12 @@ fn start_shim(
 #[must_use]
 pub fn exit_file(log_path: &Path) -> PathBuf {
     log_path.with_extension("exit")
+}
+
+/// Where the shim records the cgroup of the replica whose output goes to `log_path`.
+#[must_use]
+pub fn cgroup_file(log_path: &Path) -> PathBuf {
+    log_path.with_extension("cgroup")
 }
 
 /// The exit code the shim recorded in `exit_file`, or `None` when it recorded none (yet, or
@@ -450,23 +553,27 @@ pub fn recorded_exit_code(exit_file: &Path) -> Option<i32> {
     text.strip_suffix('\n')?.parse().ok()
 }
 
-/// The exit code the shim recorded in `exit_file`, or `137` when it recorded none.
-#[must_use]
-pub fn exit_code(exit_file: &Path) -> i32 {
-    recorded_exit_code(exit_file).unwrap_or(KILLED)
-}
-
 /// Waits for a replica that this process took over from a server that died (so it is not this
 /// process's child, but the shim's) until the shim has reaped it, having written its exit code
-/// first; returns that code. A replica whose shim was killed has none, and its group may live on:
-/// it is killed then.
-pub async fn adopted_exit(replica: ProcessIdentity, exit_file: PathBuf, job_uid: String) -> i32 {
+/// first; returns that code. A replica whose shim was killed too has none, and `None` says so:
+/// its exit was seen by no one, and no code is made up for it. Whatever it left running is
+/// killed then (its cgroup, and its group's processes marked as the job's).
+pub async fn adopted_exit(
+    replica: ProcessIdentity,
+    exit_file: PathBuf,
+    job_uid: String,
+) -> Option<i32> {
+    let contained = cgroup::recorded(&exit_file.with_extension("cgroup"), &job_uid);
     while replica.exists() {
         tokio::time::sleep(ADOPTED_POLL).await;
     }
-    if recorded_exit_code(&exit_file).is_none() {
+    let code = recorded_exit_code(&exit_file);
+    if code.is_none() {
+        if let Some(contained) = &contained {
+            cgroup::kill_and_remove(contained);
+        }
         // Only the job's own processes: the group's id may be another's by now.
         kill_marked_where(&job_uid, |group| group == Some(replica.pid));
     }
-    exit_code(&exit_file)
+    code
 }

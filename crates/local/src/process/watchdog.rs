@@ -22,7 +22,7 @@
 //! `SIGTERM` to every group it knows and to every process whose environment carries the job's
 //! [`MARKER_ENV`](super::marker::MARKER_ENV) (processes that left their group with `setsid` keep
 //! their environment), waits for the longest grace period, and sends `SIGKILL` to whatever is
-//! left.
+//! left, and kills what is left in the job's cgroups (see [`super::cgroup`]).
 //!
 //! [`run`] is the watchdog's side of the pipe, [`Watchdog`] `trainctl`'s.
 
@@ -44,6 +44,7 @@ use thread_priority::unix::{
 };
 use tokio::sync::oneshot;
 
+use super::cgroup;
 use super::child::Waiters;
 use super::marker::{kill_marked, marked_processes};
 
@@ -118,6 +119,8 @@ fn stop_everything(job_uid: Option<&str>, groups: &BTreeMap<i32, Duration>) {
     }
     signal_groups(groups, Signal::SIGKILL);
     if let Some(uid) = job_uid {
+        // Everything in the replicas' cgroups, whatever it did to its group and environment.
+        cgroup::kill_job(uid);
         // Until none is left: one look misses what starts meanwhile (see `kill_marked`).
         kill_marked(uid);
     }

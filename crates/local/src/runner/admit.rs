@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use trainctl_engine::reconcile::{Shortfall, WaitingFact};
 
-use super::launch::{LaunchContext, LaunchError, prepare};
+use super::launch::{LaunchContext, Unrunnable, prepare};
 use super::{RunEnd, RunError, Runner};
 use crate::kubelet::admission::{Admission, Allocation, FreeResources, admit};
 use crate::kubelet::ports::PortReservation;
@@ -134,6 +134,7 @@ impl Runner<'_> {
             node_name: &self.settings.node_name,
             logs_dir: &self.logs_dir,
             console: self.console,
+            log_limit: self.settings.log_limit,
         }
     }
 
@@ -160,7 +161,6 @@ impl Runner<'_> {
 }
 
 /// The message of a job whose replicas cannot run here as written.
-fn cannot_run(errors: &[LaunchError]) -> String {
-    let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    format!("cannot run on this machine: {}", lines.join("; "))
+fn cannot_run(unrunnable: &Unrunnable) -> String {
+    format!("cannot run on this machine: {unrunnable}")
 }

@@ -8,7 +8,10 @@
 //! - a process that still runs (the same pid *and* start time, never a recycled pid) is adopted:
 //!   the run waits for it as for its own;
 //! - a process that died meanwhile exits now, with the code the shim recorded, and the pod's
-//!   `restartPolicy` decides what follows, as if the server had seen it happen;
+//!   `restartPolicy` decides what follows, as if the server had seen it happen; when the shim
+//!   died too, no code was recorded: the exit code is unknown, and the pod is treated as one
+//!   whose node vanished (deleted, then created again by the engine), never given a made-up
+//!   code;
 //! - a pod that was waiting to restart starts again; a finished pod stays finished; a slot
 //!   without a pod is left to the engine.
 //!

@@ -97,7 +97,7 @@ impl Runner<'_> {
                         slot,
                         generation,
                         pid,
-                        code,
+                        code: Some(code),
                     }
                 });
             }
@@ -158,13 +158,24 @@ impl Runner<'_> {
         let Some(pod) = self.pods.get_mut(&exit.slot) else {
             return;
         };
+        let Some(code) = exit.code else {
+            if pod.vanished(exit.generation) {
+                self.record_event(&JobEvent {
+                    type_: EventType::Warning,
+                    reason: "ReplicaLost".to_owned(),
+                    message: lost_message(&exit.slot, exit.pid),
+                });
+                self.changes.replica(exit.slot.clone());
+            }
+            return;
+        };
         let after = pod.exited(
             exit.generation,
-            exit.code,
+            code,
             Timestamp::now(),
             &self.settings.backoff,
         );
-        self.after_exit(&exit.slot, exit.code, after);
+        self.after_exit(&exit.slot, code, after);
         self.changes.replica(exit.slot.clone());
     }
 
@@ -221,6 +232,14 @@ impl Runner<'_> {
             object: None,
         });
     }
+}
+
+/// What is said of a replica whose exit no one saw.
+fn lost_message(slot: &ReplicaSlot, pid: i32) -> String {
+    format!(
+        "{slot} (pid {pid}) ended while neither the server nor its shim ran: its exit code is \
+         unknown. As a pod whose node vanished, its pod is deleted and created again"
+    )
 }
 
 /// The process groups of the pods still running past their deletion deadline at `now`, each

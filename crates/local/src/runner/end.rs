@@ -2,7 +2,8 @@
 //! delete, a server's shutdown), or a job that can never run here. Replicas still running are
 //! stopped (`SIGTERM` to their group, their grace period, then `SIGKILL`; at once on a second
 //! Ctrl-C), what they left behind is killed, the watchdog is told, and the outcome goes to the
-//! store with the resources given back, in one write.
+//! store with the resources given back, in one write, which a full disk does not lose (see
+//! `write_behind`).
 //!
 //! What is decided here without a process (which pods to stop, the status of a job ended by
 //! trainctl rather than by the engine, how the run ended) is a plain function, with unit tests.
@@ -45,10 +46,12 @@ impl Runner<'_> {
 
     /// The end of every run: the replicas still running are stopped, then the outcome, their
     /// ends and the resources given back go in one write. A stop that takes longer than
-    /// [`WRITE_DELAY`] (a grace period) has the outcome written first.
+    /// [`WRITE_DELAY`] (a grace period) has the outcome written first. A full disk takes the
+    /// space kept for the outcome, or has the outcome wait for space
+    /// ([`Runner::write_outcome`]).
     pub(super) async fn wind_down(&mut self, store: &mut Store) -> Result<(), RunError> {
         self.stop_all(store).await?;
-        self.write_changes(store, true)
+        self.write_outcome(store).await
     }
 
     /// Records that the user stopped the run: the job fails with reason `Interrupted`.
@@ -63,7 +66,8 @@ impl Runner<'_> {
     }
 
     /// Fails the job before it starts: it can never run on this machine as written. What it was
-    /// admitted with is given back in the same write.
+    /// admitted with is given back in the same write, which takes the space kept for outcomes
+    /// when the disk is full ([`Runner::write_outcome_now`]).
     pub(super) fn fail_at_once(
         &mut self,
         store: &mut Store,
@@ -71,7 +75,7 @@ impl Runner<'_> {
     ) -> Result<(), RunError> {
         let reason = format!("{}Failed", self.job.kind().as_str());
         self.finish_with(JobConditionType::Failed, &reason, message);
-        self.write_changes(store, true)
+        self.write_outcome_now(store)
     }
 
     /// Ends the job with a condition the engine did not decide (it never saw why).
@@ -180,10 +184,11 @@ fn stop_pods(
 /// A pod's process of `generation` exited with `code` while the run stops: the pod keeps its
 /// phase (it was stopped, not ended by its own doing) and records the code. An exit of an older
 /// start changes nothing.
-fn exited_while_stopping(pod: &mut LocalPod, generation: u64, code: i32) {
+fn exited_while_stopping(pod: &mut LocalPod, generation: u64, code: Option<i32>) {
     if pod.running.is_some_and(|r| r.generation == generation) {
         pod.running = None;
-        pod.exit_code = Some(code);
+        // Unknown (no one saw the exit) is recorded as unknown, never as a made-up code.
+        pod.exit_code = code;
     }
 }
 

@@ -11,14 +11,14 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use trainctl_api::manifest::Companion;
 use trainctl_api::{ReplicaType, TrainingJob};
 use trainctl_engine::addressing::Addressing;
-use trainctl_engine::objects::{BuildOptions, build_objects, replica_slots};
+use trainctl_engine::objects::{BuildOptions, build_pods, replica_slots};
 use trainctl_engine::reconcile::ReplicaSlot;
 
 use crate::kubelet::admission::Allocation;
 use crate::kubelet::env::{EnvContext, resolve_env};
 use crate::kubelet::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
 use crate::process::Launch;
-use crate::process::logs::Console;
+use crate::process::logs::{Console, LogLimit};
 use crate::runner::pod::PodRestart;
 use trainctl_api::expansion::expand_command_and_args;
 
@@ -48,6 +48,46 @@ pub struct LaunchError {
     pub message: String,
 }
 
+/// The most replicas' problems a job's message names; the others are counted (a job of 7,500
+/// replicas whose `TF_CONFIG` is too large has 7,500 alike).
+const NAMED_PROBLEMS: usize = 3;
+
+/// Why a job's replicas cannot run on this machine as written: the first replicas' problems,
+/// and how many more replicas have one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unrunnable {
+    /// The first [`NAMED_PROBLEMS`] replicas' problems.
+    pub errors: Vec<LaunchError>,
+    /// How many more replicas cannot run.
+    pub more: usize,
+    /// The named problems without their replica's pod name, to know a problem met again.
+    generic: Vec<String>,
+}
+
+impl Unrunnable {
+    /// Whether a replica named already has the problem `message` of the replica `pod` (its
+    /// messages name their own replica's pod).
+    fn names_alike(&self, message: &str, pod: &str) -> bool {
+        self.generic.contains(&message.replace(pod, ""))
+    }
+}
+
+impl std::fmt::Display for Unrunnable {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (n, error) in self.errors.iter().enumerate() {
+            if n > 0 {
+                out.write_str("; ")?;
+            }
+            write!(out, "{error}")?;
+        }
+        match self.more {
+            0 => Ok(()),
+            1 => out.write_str("; and 1 more replica"),
+            more => write!(out, "; and {more} more replicas"),
+        }
+    }
+}
+
 /// Where and with what a job's replicas are prepared.
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchContext<'a> {
@@ -61,6 +101,8 @@ pub struct LaunchContext<'a> {
     pub logs_dir: &'a Path,
     /// Where prefixes are coloured, or not.
     pub console: &'a Console,
+    /// How large each replica's log may grow.
+    pub log_limit: LogLimit,
 }
 
 /// Prepares every slot of `job` with these loopback `ports` and GPU `allocation`; collects every
@@ -70,7 +112,7 @@ pub fn prepare(
     ports: &BTreeMap<(ReplicaType, i32), u16>,
     allocation: &Allocation,
     context: &LaunchContext<'_>,
-) -> Result<BTreeMap<ReplicaSlot, PreparedReplica>, Vec<LaunchError>> {
+) -> Result<BTreeMap<ReplicaSlot, PreparedReplica>, Unrunnable> {
     let options = BuildOptions {
         addressing: Addressing::Loopback {
             ports: ports.clone(),
@@ -90,8 +132,13 @@ pub fn prepare(
         .max()
         .unwrap_or(0);
     let mut prepared = BTreeMap::new();
-    let mut errors = Vec::new();
-    for (n, pod) in build_objects(job, &options).pods.into_iter().enumerate() {
+    let mut unrunnable = Unrunnable {
+        errors: Vec::new(),
+        more: 0,
+        generic: Vec::new(),
+    };
+    // One pod at a time: together they can be gigabytes (each names every replica).
+    for (n, pod) in build_pods(job, &options).enumerate() {
         let Some(slot) = pod
             .metadata
             .name
@@ -104,20 +151,32 @@ pub fn prepare(
         let gpus = allocation.gpus.get(&key).cloned().unwrap_or_default();
         let prefix = context.console.prefix(&slot.to_string(), width, n);
         match prepare_one(job, slot, &pod, &gpus, allocation, prefix, context) {
-            Ok(mut replica) => {
+            // Once one cannot run, the job does not: the others are only checked.
+            Ok(mut replica) if unrunnable.errors.is_empty() => {
                 replica.port = ports.get(&key).copied();
                 prepared.insert(slot.clone(), replica);
             }
-            Err(message) => errors.push(LaunchError {
-                replica: slot.to_string(),
-                message,
-            }),
+            Ok(_) => {}
+            // The same problem as a replica named already: counted, not repeated.
+            Err(message) if unrunnable.names_alike(&message, &slot.name(job.name())) => {
+                unrunnable.more += 1;
+            }
+            Err(message) if unrunnable.errors.len() < NAMED_PROBLEMS => {
+                prepared.clear();
+                let generic = message.replace(&slot.name(job.name()), "");
+                unrunnable.generic.push(generic);
+                unrunnable.errors.push(LaunchError {
+                    replica: slot.to_string(),
+                    message,
+                });
+            }
+            Err(_) => unrunnable.more += 1,
         }
     }
-    if errors.is_empty() {
+    if unrunnable.errors.is_empty() {
         Ok(prepared)
     } else {
-        Err(errors)
+        Err(unrunnable)
     }
 }
 
@@ -168,6 +227,7 @@ fn prepare_one(
             working_dir,
             grace: Duration::from_secs(grace),
             log_path: context.logs_dir.join(format!("{slot}.log")),
+            log_limit: context.log_limit,
             prefix,
         },
         policy,

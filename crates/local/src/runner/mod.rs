@@ -29,6 +29,7 @@ mod drive;
 mod end;
 mod launch;
 mod pod;
+mod remove;
 mod report;
 mod write_behind;
 
@@ -47,7 +48,7 @@ use trainctl_engine::reconcile::{ExitLedger, ReplicaSlot, RestartBackoff, Waitin
 
 use crate::kubelet::resources::NodeCapacity;
 use crate::process::identity::ProcessIdentity;
-use crate::process::logs::Console;
+use crate::process::logs::{Console, LogLimit};
 use crate::process::watchdog::Watchdog;
 use crate::process::{HelperCommand, Reaper};
 use crate::store::{JobRecord, Store, StoreError};
@@ -56,6 +57,7 @@ pub use self::admit::ResourceHold;
 pub use self::control::{Coordinator, StopRequest, Stops};
 pub use self::launch::LaunchError;
 pub use self::pod::PodRestart;
+pub use self::remove::{RemoveError, remove_unowned_job};
 pub use self::report::ReplicaSummary;
 
 use self::launch::PreparedReplica;
@@ -91,6 +93,9 @@ pub struct RunSettings {
     pub node_name: String,
     /// How often a job waiting for resources tries again.
     pub admission_poll: Duration,
+    /// How large each replica's log may grow (the kubelet's `containerLogMaxSize` and
+    /// `containerLogMaxFiles`).
+    pub log_limit: LogLimit,
 }
 
 /// How a run ended.
@@ -295,7 +300,9 @@ struct Exit {
     slot: ReplicaSlot,
     generation: u64,
     pid: i32,
-    code: i32,
+    /// `None` when no one saw the exit (a replica taken over from a server that died with its
+    /// shim): its code is unknown.
+    code: Option<i32>,
 }
 
 /// A run in progress.

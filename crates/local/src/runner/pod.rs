@@ -204,6 +204,20 @@ impl LocalPod {
         Some(AfterExit::Finished(self.phase))
     }
 
+    /// The process of `generation` ended with no one to see its exit (a server and its shim died
+    /// together), so its exit code is unknown. As Kubernetes does with a pod whose node vanished
+    /// (the pod garbage collector deletes it, and the operator creates the slot's pod again),
+    /// the pod is gone, with no exit code made up for it; `false` when the exit is stale.
+    pub fn vanished(&mut self, generation: u64) -> bool {
+        if self.running.is_none_or(|r| r.generation != generation) {
+            return false;
+        }
+        self.running = None;
+        self.restart_due = None;
+        self.gone = true;
+        true
+    }
+
     /// Deletes a pod without a process: one that finished, or one waiting to restart, which
     /// ends as its last exit made it.
     pub fn delete(&mut self, now: Timestamp) {

@@ -5,6 +5,13 @@
 //! [`WriteBehind`] keeps the changes and decides when they are due; it knows nothing of
 //! processes, and its tests run against a store in a temporary directory. The runner gives it
 //! the records to write: each slot's, from its pod and what it was prepared with.
+//!
+//! A full disk does not end the run: changes it refuses wait in memory and are tried again,
+//! after [`FULL_DISK_RETRY`] and then twice as long each time up to [`FULL_DISK_RETRY_MAX`]. The
+//! final write, the job's outcome, first takes the space kept for it
+//! ([`Store::release_reserve`]), then waits for space as long as it takes, unless the run is
+//! asked to stop meanwhile. The terminal (and a server's log) is told once, with where to free
+//! space.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -27,6 +34,24 @@ use crate::store::{
 /// notices; the end of a run is written at once, and the watchdog hears of every process at once.
 pub(super) const WRITE_DELAY: Duration = Duration::from_millis(50);
 
+/// How long changes that a full disk refused wait before they are tried again, at first.
+pub(super) const FULL_DISK_RETRY: Duration = Duration::from_secs(1);
+
+/// The longest wait between tries on a full disk: freed space is used within this time.
+pub(super) const FULL_DISK_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// What the user was told of a full disk, in increasing order.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Told {
+    /// Nothing.
+    #[default]
+    Nothing,
+    /// That the run's changes wait in memory.
+    Changes,
+    /// That the job's outcome waits in memory.
+    Outcome,
+}
+
 /// The changes of a run that the store has not seen yet.
 #[derive(Debug, Default)]
 pub(super) struct WriteBehind {
@@ -38,6 +63,10 @@ pub(super) struct WriteBehind {
     events: Vec<EventRecord>,
     /// When the changes are to be written, once the wait for them has started.
     due: Option<Instant>,
+    /// Since a write found the disk full: the wait before the next try.
+    full_disk_retry: Option<Duration>,
+    /// What the user was told of the full disk.
+    told: Told,
 }
 
 impl WriteBehind {
@@ -85,6 +114,31 @@ impl WriteBehind {
         self.replicas.iter()
     }
 
+    /// A write found the disk full at `now`: the changes wait for the next try, [`FULL_DISK_RETRY`]
+    /// after the first such write and twice as long after each next, up to
+    /// [`FULL_DISK_RETRY_MAX`]. Returns the wait.
+    pub(super) fn postpone(&mut self, now: Instant) -> Duration {
+        let retry = self.full_disk_retry.map_or(FULL_DISK_RETRY, |retry| {
+            (retry * 2).min(FULL_DISK_RETRY_MAX)
+        });
+        self.full_disk_retry = Some(retry);
+        self.due = Some(now + retry);
+        retry
+    }
+
+    /// Whether the user is to be told `what` of the full disk: not when they were told as much
+    /// already since the last write.
+    pub(super) fn tell(&mut self, what: Told) -> bool {
+        let tell = what > self.told;
+        self.told = self.told.max(what);
+        tell
+    }
+
+    /// What the user was told of a full disk since the last write.
+    pub(super) fn told(&self) -> Told {
+        self.told
+    }
+
     /// Writes the changes to the job `uid` in one transaction: `job` if the job changed, the
     /// events, and `replicas` (the records of [`WriteBehind::changed_replicas`]), giving back
     /// the job's resources too when `release`. Then nothing waits.
@@ -122,18 +176,85 @@ impl Runner<'_> {
     }
 
     /// Writes what changed since the last flush (job object, events, replica records) in one
-    /// transaction, and sends the watchdog what it has not heard yet.
+    /// transaction, and sends the watchdog what it has not heard yet. Changes that a full disk
+    /// refuses wait for a later flush ([`WriteBehind::postpone`]).
     pub(super) fn flush(&mut self, store: &mut Store) -> Result<(), RunError> {
-        self.write_changes(store, false)
+        match self.write_changes(store, false) {
+            Err(error) if error.is_disk_full() => {
+                self.changes.postpone(Instant::now());
+                if self.changes.tell(Told::Changes) {
+                    self.say_disk_full(
+                        store,
+                        "the job's changes are kept in memory and written when space frees up",
+                    );
+                }
+                Ok(())
+            }
+            written => Ok(written?),
+        }
     }
 
-    /// [`Runner::flush`], giving back the job's resources in the same transaction when
-    /// `release`.
-    pub(super) fn write_changes(
-        &mut self,
-        store: &mut Store,
-        release: bool,
-    ) -> Result<(), RunError> {
+    /// Writes the outcome of the run: what changed, with the job's resources given back. A disk
+    /// too full for it has the space kept for outcomes released ([`Store::release_reserve`]);
+    /// should that not do, the outcome waits in memory, tried again until the disk has room or
+    /// the run is asked to stop (then the write's error is returned).
+    pub(super) async fn write_outcome(&mut self, store: &mut Store) -> Result<(), RunError> {
+        loop {
+            match self.write_outcome_now(store) {
+                Err(RunError::Store(error)) if error.is_disk_full() => {
+                    if self.changes.tell(Told::Outcome) {
+                        self.say_disk_full(
+                            store,
+                            "the job's outcome is kept in memory and written when space frees up",
+                        );
+                    }
+                    let retry = self.changes.postpone(Instant::now());
+                    tokio::select! {
+                        () = tokio::time::sleep(retry) => {}
+                        _ = self.oversight.stops.recv() => return Err(RunError::Store(error)),
+                    }
+                }
+                written => return written,
+            }
+        }
+    }
+
+    /// Writes the outcome of the run at once: what changed, with the job's resources given back.
+    /// A disk too full for it has the space kept for outcomes released, and the write tried
+    /// again (the user is told the disk is full); the space is kept again once it is written.
+    pub(super) fn write_outcome_now(&mut self, store: &mut Store) -> Result<(), RunError> {
+        let written = match self.write_changes(store, true) {
+            Err(error) if error.is_disk_full() && store.release_reserve().unwrap_or(false) => {
+                let written = self.write_changes(store, true);
+                if written.is_ok() {
+                    self.say_disk_full(
+                        store,
+                        "the job's outcome was written in the space kept for it",
+                    );
+                }
+                written
+            }
+            written => written,
+        };
+        if written.is_ok() {
+            // The space the write took back, kept again where the disk has it.
+            let _ = store.keep_reserve();
+        }
+        Ok(written?)
+    }
+
+    /// Tells the terminal (and a server's log) that the disk is full: `what` became of the
+    /// job's record, and where to free space.
+    fn say_disk_full(&self, store: &Store, what: &str) {
+        let dir = store.path().parent().unwrap_or_else(|| store.path());
+        let message = format!("disk full: {what}; free space under {}", dir.display());
+        tracing::warn!(job = %self.uid, "{message}");
+        self.console.say(&message);
+    }
+
+    /// Writes what changed, giving back the job's resources in the same transaction when
+    /// `release`; then nothing waits. Tells the user when a full disk had held the changes back.
+    fn write_changes(&mut self, store: &mut Store, release: bool) -> Result<(), StoreError> {
         if let Some(watchdog) = &mut self.oversight.watchdog {
             watchdog.flush();
         }
@@ -148,8 +269,17 @@ impl Runner<'_> {
             retired_restarts: self.retired_restarts,
             finished,
         };
+        let told = self.changes.told();
         self.changes
             .write(store, &self.uid, job, &replicas, release)?;
+        let what = match told {
+            Told::Nothing => return Ok(()),
+            Told::Changes => "changes are",
+            Told::Outcome => "outcome is",
+        };
+        let message = format!("disk space freed: the job's {what} written");
+        tracing::info!(job = %self.uid, "{message}");
+        self.console.say(&message);
         Ok(())
     }
 

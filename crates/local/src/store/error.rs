@@ -4,16 +4,35 @@ use std::path::PathBuf;
 
 use trainctl_api::JobKind;
 
+use crate::state_dir::StateDirError;
+
 /// A failure of the state database.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The state directory could not be created.
-    #[error("cannot create the state directory {dir}: {source}")]
-    CreateDir {
-        /// The state directory.
-        dir: PathBuf,
+    /// The state directory cannot be used.
+    #[error(transparent)]
+    StateDir(#[from] StateDirError),
+    /// The database file could not be created, or inspected.
+    #[error("cannot open the state database {path}: {source}")]
+    File {
+        /// The database file.
+        path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// The database file is empty in a state directory that has been used: it was truncated.
+    #[error(
+        "the state database {path} is empty (0 bytes), yet its directory has been used (it holds \
+         {found}): the database was probably truncated (a full disk, an interrupted copy), and \
+         opening it would start an empty history and orphan the jobs' logs; restore it from a \
+         backup, or, to start afresh, move it aside with its -wal and -shm files (mv {path} \
+         {path}.empty)"
+    )]
+    Empty {
+        /// The database file.
+        path: PathBuf,
+        /// An entry of the state directory besides the database's files.
+        found: String,
     },
     /// The database could not be opened or configured.
     #[error("cannot open the state database {path}: {source}")]

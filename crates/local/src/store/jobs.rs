@@ -1,4 +1,7 @@
-//! Jobs: recording, replacing, updating, finding and deleting them.
+//! Jobs: recording, replacing, updating, finding and deleting them, and the space kept for
+//! their outcome (`reserve`).
+
+mod reserve;
 
 use std::path::Path;
 
@@ -30,7 +33,8 @@ const JOB_COLUMNS: &str = "uid, namespace, name, kind, object, retired_restarts,
 impl Store {
     /// Records a new job. An existing job of the same namespace, kind and name is replaced when it
     /// is finished or no live trainctl runs it; otherwise the new job is refused with
-    /// [`StoreError::JobExists`].
+    /// [`StoreError::JobExists`]. The space kept for the outcome of jobs is made sure of before
+    /// the job runs ([`Store::keep_reserve`]; a disk too full for it is no error here).
     pub fn insert_job(&mut self, record: &JobRecord) -> Result<Replaced, StoreError> {
         let object = encode(&self.path, || format!("job {}", record.uid), &record.job)?;
         let companions = encode_companions(&self.path, &record.uid, &record.companions)?;
@@ -99,6 +103,8 @@ impl Store {
         )
         .map_err(&failed)?;
         tx.commit().map_err(&failed)?;
+        // Best effort: the final write makes room without it, or waits for room.
+        let _ = self.keep_reserve();
         Ok(replaced)
     }
 

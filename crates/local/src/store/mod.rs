@@ -25,8 +25,8 @@ pub mod schema;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-use std::fs::DirBuilder;
-use std::os::unix::fs::DirBuilderExt;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -61,18 +61,16 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating when missing) the database in `state_dir`, creating the directory with
-    /// mode 0700, and brings its schema up to date.
+    /// Opens (creating when missing) the database in `state_dir`, and brings its schema up to
+    /// date. The directory goes through [`crate::state_dir::prepare`] first (created 0700, or
+    /// restricted to 0700, and refused when another user's); the database and its `-wal` and
+    /// `-shm` files are 0600.
     pub fn open(state_dir: &Path) -> Result<Store, StoreError> {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(state_dir)
-            .map_err(|source| StoreError::CreateDir {
-                dir: state_dir.to_owned(),
-                source,
-            })?;
+        if let Some(restricted) = crate::state_dir::prepare(state_dir)? {
+            tracing::warn!("{restricted}");
+        }
         let path = state_dir.join(DATABASE_FILE);
+        prepare_file(state_dir, &path)?;
         let open_error = |source| StoreError::Open {
             path: path.clone(),
             source,
@@ -106,6 +104,59 @@ impl Store {
     pub fn logs_dir(&self, job_uid: &str) -> PathBuf {
         self.state_dir.join("logs").join(job_uid)
     }
+}
+
+/// Makes the database file private before `SQLite` opens it: a missing one is created here with
+/// mode 0600 (`SQLite` would create it 0644 less the umask, and gives its `-wal` and `-shm` files
+/// the database file's mode); an existing one that others may read is restricted, with those
+/// two. An empty one is refused unless its directory holds nothing else: a new directory's
+/// database is empty until its first open is done, a used directory's was truncated.
+fn prepare_file(state_dir: &Path, path: &Path) -> Result<(), StoreError> {
+    let file_error = |source| StoreError::File {
+        path: path.to_owned(),
+        source,
+    };
+    match crate::state_dir::create_private(path) {
+        Ok(_) => return Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(file_error(error)),
+    }
+    let metadata = fs::metadata(path).map_err(file_error)?;
+    if !metadata.is_file() {
+        // `SQLite` says what is wrong with it.
+        return Ok(());
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        crate::state_dir::restrict_file(&database_file(path, suffix)).map_err(file_error)?;
+    }
+    if metadata.len() == 0
+        && let Some(found) = other_entry(state_dir).map_err(file_error)?
+    {
+        return Err(StoreError::Empty {
+            path: path.to_owned(),
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// `SQLite`'s file `<database><suffix>` (`-wal`, `-shm`, `-journal`).
+fn database_file(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// An entry of `state_dir` other than the database's own files, if any.
+fn other_entry(state_dir: &Path) -> io::Result<Option<String>> {
+    let own = ["", "-wal", "-shm", "-journal"].map(|suffix| format!("{DATABASE_FILE}{suffix}"));
+    for entry in fs::read_dir(state_dir)? {
+        let name = entry?.file_name();
+        if !own.iter().any(|own| name == own.as_str()) {
+            return Ok(Some(name.to_string_lossy().into_owned()));
+        }
+    }
+    Ok(None)
 }
 
 /// Switches the database to WAL mode (a no-op once it is: the mode is kept in the file).
@@ -297,6 +348,84 @@ mod tests {
                 temp.path().join("trainctl.db").display()
             )),
             "{message}"
+        );
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_database_and_its_wal_and_shm_files_are_0600() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let _ = store
+            .insert_job(&fixtures::job_record("mnist", None))
+            .expect("insert");
+        for name in ["trainctl.db", "trainctl.db-wal", "trainctl.db-shm"] {
+            assert_eq!(mode(&temp.path().join(name)), 0o600, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_database_others_may_read_is_restricted_with_its_wal_and_shm() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let _ = store
+            .insert_job(&fixtures::job_record("mnist", None))
+            .expect("insert");
+        let names = ["trainctl.db", "trainctl.db-wal", "trainctl.db-shm"];
+        for name in names {
+            let path = temp.path().join(name);
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        }
+        drop(Store::open(temp.path()).expect("reopen"));
+        for name in names {
+            assert_eq!(mode(&temp.path().join(name)), 0o600, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_empty_database_in_a_used_state_dir_is_refused() {
+        let temp = state_dir();
+        let path = temp.path().join(DATABASE_FILE);
+        std::fs::write(&path, "").expect("truncate");
+        std::fs::create_dir(temp.path().join("logs")).expect("mkdir");
+        let error = Store::open(temp.path()).expect_err("a truncated database is refused");
+        assert!(
+            matches!(&error, StoreError::Empty { path: p, found } if *p == path && found == "logs"),
+            "{error:?}"
+        );
+        let path = path.display();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the state database {path} is empty (0 bytes), yet its directory has been used \
+                 (it holds logs): the database was probably truncated (a full disk, an \
+                 interrupted copy), and opening it would start an empty history and orphan the \
+                 jobs' logs; restore it from a backup, or, to start afresh, move it aside with its \
+                 -wal and -shm files (mv {path} {path}.empty)"
+            )
+        );
+        assert_eq!(
+            std::fs::metadata(temp.path().join(DATABASE_FILE))
+                .expect("stat")
+                .len(),
+            0,
+            "the database is left as it was"
+        );
+    }
+
+    #[test]
+    fn an_empty_database_in_a_new_state_dir_is_opened() {
+        // What a first open that died before writing anything leaves.
+        let temp = state_dir();
+        std::fs::write(temp.path().join(DATABASE_FILE), "").expect("create");
+        std::fs::write(temp.path().join("trainctl.db-journal"), "").expect("create");
+        let store = Store::open(temp.path()).expect("open");
+        assert_eq!(
+            schema::user_version(&store.conn).expect("user_version"),
+            schema::SCHEMA_VERSION
         );
     }
 

@@ -285,3 +285,73 @@ fn durations_read_as_hours_minutes_seconds() {
     assert_eq!(duration(SignedDuration::from_secs(3_723)), "1h2m3s");
     assert_eq!(duration(SignedDuration::from_secs(-5)), "0s");
 }
+
+#[test]
+fn what_a_replicas_log_lost_is_among_the_events_at_its_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let log = dir.path().join("worker-1.log");
+    std::fs::write(&log, "x".repeat(1000)).expect("write");
+    std::fs::write(
+        dir.path().join("worker-1.log.1"),
+        "y".repeat(2 * 1024 * 1024),
+    )
+    .expect("write");
+    let marker = dir.path().join("worker-1.dropped");
+    std::fs::write(&marker, "rotated 49283072\nunwritten 700\n").expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&marker)
+        .expect("open")
+        .set_modified(at("2026-11-24T10:01:00Z").into())
+        .expect("set the marker's time");
+    let mut worker_1 = replica(ReplicaType::Worker, 1, ReplicaState::Failed);
+    worker_1.log_path = log;
+    let description = Description::local(
+        "Failed",
+        record(job(MANIFEST), true),
+        &[
+            replica(ReplicaType::Worker, 0, ReplicaState::Succeeded),
+            worker_1,
+        ],
+        &[
+            EventRecord {
+                time: at("2026-11-24T10:00:01Z"),
+                type_: "Normal".to_owned(),
+                reason: "SuccessfulCreatePod".to_owned(),
+                message: "Created pod: mnist-worker-1".to_owned(),
+                object: None,
+            },
+            EventRecord {
+                time: at("2026-11-24T10:01:05Z"),
+                type_: "Normal".to_owned(),
+                reason: "TFJobFailed".to_owned(),
+                message: "TFJob team-a/mnist has failed.".to_owned(),
+                object: None,
+            },
+        ],
+    );
+    let text = description.render(at("2026-11-24T10:05:00Z"));
+    let events = &text[text.find("Events:").expect("an Events section")..];
+    assert_eq!(
+        events,
+        "\
+Events:
+  AGE   TYPE      REASON                MESSAGE
+  4m    Normal    SuccessfulCreatePod   Created pod: mnist-worker-1
+  4m    Normal    LogRotated            worker-1's log was rotated: its oldest 47.0 MiB (49283072 bytes) were dropped; 2.0 MiB (2098152 bytes) in 2 files are kept
+  4m    Warning   LogIncomplete         worker-1's log misses 700 bytes of its output: the disk was full
+  3m    Normal    TFJobFailed           TFJob team-a/mnist has failed.
+"
+    );
+}
+
+#[test]
+fn sizes_are_shown_in_the_largest_binary_unit_with_their_bytes() {
+    assert_eq!(bytes(0), "0 bytes");
+    assert_eq!(bytes(1023), "1023 bytes");
+    assert_eq!(bytes(1024), "1.0 KiB (1024 bytes)");
+    assert_eq!(bytes(1536), "1.5 KiB (1536 bytes)");
+    assert_eq!(bytes(3 * 1024 * 1024), "3.0 MiB (3145728 bytes)");
+    assert_eq!(bytes(5 << 40), "5.0 TiB (5497558138880 bytes)");
+    assert_eq!(bytes(2048 << 40), "2048.0 TiB (2251799813685248 bytes)");
+}

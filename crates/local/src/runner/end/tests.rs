@@ -90,9 +90,9 @@ async fn an_exit_while_stopping_is_recorded_and_one_of_an_older_start_is_not() {
     let _ = stop_pods(&mut pods, |_| GRACE, Instant::now());
     let pod = pods.get_mut(&worker(0)).expect("the pod");
     let generation = pod.running.expect("runs").generation;
-    exited_while_stopping(pod, generation - 1, 1);
+    exited_while_stopping(pod, generation - 1, Some(1));
     assert_eq!((pod.running.is_some(), pod.exit_code), (true, None));
-    exited_while_stopping(pod, generation, 143);
+    exited_while_stopping(pod, generation, Some(143));
     assert_eq!((pod.running, pod.exit_code), (None, Some(143)));
     // Stopped, not ended by its own doing: its phase stays, and its record says `Stopped`.
     assert_eq!(pod.phase, PodPhase::Running);

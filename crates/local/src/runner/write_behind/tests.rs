@@ -137,3 +137,71 @@ fn a_failed_write_keeps_the_changes_for_the_next() {
         .expect("write");
     assert_eq!(store.events(&record.uid).expect("events").len(), 1);
 }
+
+#[test]
+fn a_full_disk_postpones_the_changes_with_a_doubling_wait_until_a_write() {
+    let (_temp, mut store, record) = store_with_job();
+    let mut changes = WriteBehind::default();
+    changes.event(event("SuccessfulCreatePod"));
+    let start = Instant::now();
+    let waits: Vec<u64> = (0..6).map(|_| changes.postpone(start).as_secs()).collect();
+    assert_eq!(waits, [1, 2, 4, 8, 10, 10]);
+    assert_eq!(changes.due(), Some(start + FULL_DISK_RETRY_MAX));
+    assert!(!changes.is_due(start + FULL_DISK_RETRY_MAX / 2));
+    assert!(changes.is_due(start + FULL_DISK_RETRY_MAX));
+    changes
+        .write(&mut store, &record.uid, update(&record), &[], false)
+        .expect("write");
+    changes.event(event("JobRunning"));
+    assert_eq!(
+        changes.postpone(start),
+        FULL_DISK_RETRY,
+        "afresh after a write"
+    );
+}
+
+#[test]
+fn changes_a_full_disk_refused_are_written_once_there_is_room() {
+    let (_temp, mut store, record) = store_with_job();
+    let mut changes = WriteBehind::default();
+    changes.event(event("SuccessfulCreatePod"));
+    let mut big = event("Big");
+    big.message = "x".repeat(64 * 1024);
+    changes.event(big);
+    store.fill_up(true);
+    let error = changes
+        .write(&mut store, &record.uid, update(&record), &[], false)
+        .expect_err("no room");
+    assert!(error.is_disk_full(), "{error:?}");
+    assert_eq!(store.events(&record.uid).expect("events"), []);
+    store.fill_up(false);
+    changes
+        .write(&mut store, &record.uid, update(&record), &[], false)
+        .expect("write");
+    let reasons: Vec<String> = store
+        .events(&record.uid)
+        .expect("events")
+        .into_iter()
+        .map(|event| event.reason)
+        .collect();
+    assert_eq!(reasons, ["SuccessfulCreatePod", "Big"]);
+}
+
+#[test]
+fn the_user_is_told_of_a_full_disk_once_for_changes_and_once_for_the_outcome() {
+    let (_temp, mut store, record) = store_with_job();
+    let mut changes = WriteBehind::default();
+    assert_eq!(changes.told(), Told::Nothing);
+    assert!(changes.tell(Told::Changes));
+    assert!(!changes.tell(Told::Changes));
+    assert!(changes.tell(Told::Outcome));
+    assert!(!changes.tell(Told::Changes));
+    assert!(!changes.tell(Told::Outcome));
+    assert_eq!(changes.told(), Told::Outcome);
+    changes.event(event("JobRunning"));
+    changes
+        .write(&mut store, &record.uid, update(&record), &[], false)
+        .expect("write");
+    assert_eq!(changes.told(), Told::Nothing, "afresh after a write");
+    assert!(changes.tell(Told::Changes));
+}

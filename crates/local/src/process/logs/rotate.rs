@@ -1,0 +1,277 @@
+//! A replica's log kept within its [`LogLimit`], as the kubelet keeps a container's
+//! (`containerLogMaxSize`, `containerLogMaxFiles`): once `NAME.log` reaches the size, it becomes
+//! `NAME.log.1`, `NAME.log.1` becomes `NAME.log.2`, and so on; the oldest file beyond the count
+//! is deleted. What was deleted, and what could not be written at all (a full disk), is counted
+//! in the log's marker file `NAME.dropped`, for `describe`.
+//!
+//! A file is rotated between lines where it can be: each file then starts with a whole line,
+//! unless a single line is longer than the size.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{LOG_FILE_MODE, LogFile};
+
+/// How large a replica's log may grow: the file written is rotated at `max_size` bytes, and
+/// `max_files` files are kept, the one written included. Serializable, so that a request to
+/// start a replica can carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogLimit {
+    /// The size at which the file written is rotated; 0 never rotates it.
+    pub max_size: u64,
+    /// How many files are kept, the one written included (at least 1: with 1, the file is
+    /// emptied when it reaches `max_size`).
+    pub max_files: u32,
+}
+
+impl LogLimit {
+    /// The kubelet's defaults: 10 MiB, 5 files.
+    pub const DEFAULT: LogLimit = LogLimit {
+        max_size: 10 * 1024 * 1024,
+        max_files: 5,
+    };
+
+    /// Whether a log under this limit is rotated at all.
+    #[must_use]
+    pub fn rotates(self) -> bool {
+        self.max_size > 0
+    }
+}
+
+impl Default for LogLimit {
+    fn default() -> LogLimit {
+        LogLimit::DEFAULT
+    }
+}
+
+/// What a replica's log lost, as its marker file records it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Bytes of the oldest output, deleted by rotation.
+    pub rotated: u64,
+    /// Bytes of output that could not be written (the disk was full).
+    pub unwritten: u64,
+}
+
+impl Dropped {
+    /// Whether nothing was lost.
+    #[must_use]
+    pub fn is_none(self) -> bool {
+        self == Dropped::default()
+    }
+
+    fn parse(text: &str) -> Dropped {
+        let mut dropped = Dropped::default();
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(' ') else {
+                continue;
+            };
+            let Ok(value) = value.trim().parse() else {
+                continue;
+            };
+            match key {
+                "rotated" => dropped.rotated = value,
+                "unwritten" => dropped.unwritten = value,
+                _ => {}
+            }
+        }
+        dropped
+    }
+
+    fn text(self) -> String {
+        format!("rotated {}\nunwritten {}\n", self.rotated, self.unwritten)
+    }
+}
+
+/// The marker file of the log `path` (`worker-0.log` → `worker-0.dropped`), which exists once
+/// the log lost something.
+#[must_use]
+pub fn dropped_file(path: &Path) -> PathBuf {
+    path.with_extension("dropped")
+}
+
+/// What the log `path` lost, as its marker file says (nothing when it has none).
+#[must_use]
+pub fn dropped(path: &Path) -> Dropped {
+    fs::read_to_string(dropped_file(path))
+        .map_or_else(|_| Dropped::default(), |t| Dropped::parse(&t))
+}
+
+/// The rotated files of the log `path` (`path.1`, `path.2`...) that exist, by number.
+pub(super) fn rotated_files(path: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(Vec::new());
+    };
+    let mut prefix = name.to_os_string();
+    prefix.push(".");
+    let prefix = prefix.as_encoded_bytes();
+    let entries = match fs::read_dir(dir) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        entries => entries?,
+    };
+    let mut rotated = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let number = file_name
+            .as_encoded_bytes()
+            .strip_prefix(prefix)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|digits| digits.parse::<u64>().ok())
+            .filter(|&n| n > 0);
+        if let Some(number) = number {
+            rotated.push((number, entry.path()));
+        }
+    }
+    rotated.sort();
+    Ok(rotated)
+}
+
+/// `path.n`.
+fn numbered(path: &Path, n: u64) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+/// A replica's log being written: appended to and rotated by its limit. Writing never fails:
+/// what cannot be written is counted as [`Dropped::unwritten`], so that a full disk costs
+/// output, never the replica.
+#[derive(Debug)]
+pub struct LogWriter {
+    path: PathBuf,
+    file: File,
+    /// Bytes in the file written.
+    size: u64,
+    limit: LogLimit,
+    dropped: Dropped,
+    /// Whether `dropped` changed since the marker file was written.
+    unrecorded: bool,
+}
+
+impl LogWriter {
+    /// Writes to `log`, as it stands (a restarted replica's log goes on), within `limit`.
+    #[must_use]
+    pub fn new(log: LogFile, limit: LogLimit) -> LogWriter {
+        let size = log.file.metadata().map_or(0, |metadata| metadata.len());
+        LogWriter {
+            dropped: dropped(&log.path),
+            path: log.path,
+            file: log.file,
+            size,
+            limit,
+            unrecorded: false,
+        }
+    }
+
+    /// Appends `data`, rotating the file first whenever it would grow past the limit (between
+    /// lines, where one falls within the room left).
+    pub fn write(&mut self, mut data: &[u8]) {
+        if !self.limit.rotates() {
+            self.append(data);
+            return;
+        }
+        while !data.is_empty() {
+            let room = self.limit.max_size.saturating_sub(self.size);
+            if data.len() as u64 <= room {
+                self.append(data);
+                return;
+            }
+            let room = room as usize;
+            let cut = match data[..room].iter().rposition(|&byte| byte == b'\n') {
+                Some(newline) => newline + 1,
+                // A line longer than the file: cut it where the file is full.
+                None if self.size == 0 => room,
+                None => 0,
+            };
+            self.append(&data[..cut]);
+            data = &data[cut..];
+            if self.rotate().is_err() {
+                // Kept in the file written: the next write tries again.
+                self.append(data);
+                return;
+            }
+        }
+    }
+
+    /// Records what the log lost in its marker file, if that changed since it was last recorded.
+    pub fn finish(&mut self) {
+        if self.unrecorded && write_marker(&self.path, self.dropped).is_ok() {
+            self.unrecorded = false;
+        }
+    }
+
+    /// Appends what it can of `data` to the file written; counts the rest as unwritten.
+    fn append(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            match self.file.write(data) {
+                Ok(0) => break,
+                Ok(written) => {
+                    self.size += written as u64;
+                    data = &data[written..];
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if !data.is_empty() {
+            self.dropped.unwritten += data.len() as u64;
+            self.unrecorded = true;
+        }
+    }
+
+    /// Rotates the file written: the oldest files beyond the limit are deleted (and counted),
+    /// every other one moves up a number, and a new, empty file takes the log's name.
+    fn rotate(&mut self) -> io::Result<()> {
+        let fresh_path = self.path.with_extension("rotating");
+        let fresh = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(LOG_FILE_MODE)
+            .open(&fresh_path)?;
+        // The rotated files kept once this one is rotated too.
+        let kept = u64::from(self.limit.max_files.saturating_sub(1));
+        for (n, rotated) in rotated_files(&self.path)?.into_iter().rev() {
+            if n >= kept {
+                let size = fs::metadata(&rotated).map_or(0, |metadata| metadata.len());
+                fs::remove_file(&rotated)?;
+                self.dropped.rotated += size;
+                self.unrecorded = true;
+            } else {
+                fs::rename(&rotated, numbered(&self.path, n + 1))?;
+            }
+        }
+        if kept == 0 {
+            fs::remove_file(&self.path)?;
+            self.dropped.rotated += self.size;
+            self.unrecorded = true;
+        } else {
+            fs::rename(&self.path, numbered(&self.path, 1))?;
+        }
+        fs::rename(&fresh_path, &self.path)?;
+        self.file = fresh;
+        self.size = 0;
+        self.finish();
+        Ok(())
+    }
+}
+
+/// Writes the marker file of the log `path` whole (a reader never sees half of it).
+fn write_marker(path: &Path, dropped: Dropped) -> io::Result<()> {
+    let marker = dropped_file(path);
+    let partial = marker.with_extension("dropped-partial");
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(LOG_FILE_MODE)
+        .open(&partial)?;
+    file.write_all(dropped.text().as_bytes())?;
+    fs::rename(&partial, &marker)
+}

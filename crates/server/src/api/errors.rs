@@ -1,0 +1,85 @@
+//! Errors as the API answers them: every error, the API's own and the HTTP layer's (an unknown
+//! path, a method a path does not take, a query or a path that cannot be read), is the JSON
+//! envelope `{"error": "...", "details": [...]}` with its status.
+
+use axum::Json;
+use axum::body::to_bytes;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::supervisor::SupervisorError;
+
+/// The most of an error's plain-text body kept as its message.
+const MAX_PLAIN_ERROR: usize = 64 * 1024;
+
+/// The envelope: `{"error": message, "details": details}` with `status`.
+pub(super) fn error(status: StatusCode, message: &str, details: &[String]) -> Response {
+    (
+        status,
+        Json(json!({ "error": message, "details": details })),
+    )
+        .into_response()
+}
+
+/// The answer to a request the supervisor refused or failed.
+pub(super) fn failed(failure: &SupervisorError) -> Response {
+    match failure {
+        SupervisorError::Invalid(details) => {
+            error(StatusCode::BAD_REQUEST, &failure.to_string(), details)
+        }
+        SupervisorError::NotFound(_) => error(StatusCode::NOT_FOUND, &failure.to_string(), &[]),
+        SupervisorError::Conflict(_) => error(StatusCode::CONFLICT, &failure.to_string(), &[]),
+        SupervisorError::Store(_) | SupervisorError::Reaper(_) => {
+            error(StatusCode::INTERNAL_SERVER_ERROR, &failure.to_string(), &[])
+        }
+    }
+}
+
+/// A path the API does not have.
+pub(super) async fn unknown_path(method: Method, request: Request) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        &format!(
+            "no such path: {method} {}; the API's paths are in /openapi.json",
+            request.uri().path()
+        ),
+        &[],
+    )
+}
+
+/// Puts every error answered without the envelope (the HTTP layer's: a method a path does not
+/// take, a query or a path segment that cannot be read) in it, its text as the message.
+pub(super) async fn envelope(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = to_bytes(body, MAX_PLAIN_ERROR).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let message = if status == StatusCode::METHOD_NOT_ALLOWED {
+        format!("{method} is not allowed on {path}; the API's methods are in /openapi.json")
+    } else if text.trim().is_empty() {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    } else {
+        text.trim().to_owned()
+    };
+    let enveloped = error(status, &message, &[]);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    let (_, body) = enveloped.into_parts();
+    Response::from_parts(parts, body)
+}
