@@ -138,6 +138,15 @@ impl JobStatus {
         self.conditions.iter().find(|c| c.type_ == type_)
     }
 
+    /// Why the job waits, as its `Created` message says after `Pending: ` (`waiting for 2 GPUs,
+    /// 0 free`, `queued behind other jobs`); `None` when it does not wait.
+    #[must_use]
+    pub fn waiting_reason(&self) -> Option<&str> {
+        let created = self.condition(JobConditionType::Created)?;
+        let (_, why) = created.message.split_once(" Pending: ")?;
+        Some(why.strip_suffix('.').unwrap_or(why))
+    }
+
     /// Whether a condition of the given type is `True`.
     #[must_use]
     pub fn is_true(&self, type_: JobConditionType) -> bool {

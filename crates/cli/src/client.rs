@@ -134,7 +134,7 @@ pub struct JobView {
     pub kind: String,
     /// `metadata.name`.
     pub name: String,
-    /// One word: `Queued`, `Running`, `Succeeded`...
+    /// One word: `Pending`, `Running`, `Succeeded`...
     pub state: String,
 }
 

@@ -1,6 +1,7 @@
 //! The end of `trainctl run`: how the job ended, and each replica's exit and restarts.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use trainctl_local::process::logs::Console;
 use trainctl_local::runner::{RunEnd, RunReport};
@@ -18,11 +19,21 @@ pub fn print(report: &RunReport, console: &Console) {
         RunEnd::Deleted => "deleted".to_owned(),
         RunEnd::Shutdown => "stopped with the server".to_owned(),
     };
+    // From its admission to its end, as `get` shows it; a run that ended before then (or
+    // before an end was recorded) counts from its own start.
+    let status = job.status();
+    let ran = status
+        .and_then(|status| {
+            let started = status.start_time.as_ref()?.0;
+            let ended = status.completion_time.as_ref()?.0;
+            Duration::try_from(ended.duration_since(started)).ok()
+        })
+        .unwrap_or(report.duration);
     let mut text = format!(
         "{}/{} {outcome} after {:.1}s",
         job.kind().singular(),
         job.name(),
-        report.duration.as_secs_f64()
+        ran.as_secs_f64()
     );
     if report.replicas.is_empty() {
         console.say(&text);

@@ -151,7 +151,7 @@ fn the_server_takes_every_manifest_the_cli_takes_and_the_cli_sends_none_past_the
             (run.code, run.stdout.as_str(), run.stderr.as_str()),
             (
                 Some(0),
-                format!("tfjob.kubeflow.org/{name} submitted (Queued)\n").as_str(),
+                format!("tfjob.kubeflow.org/{name} submitted (Pending)\n").as_str(),
                 ""
             ),
             "{size} bytes"

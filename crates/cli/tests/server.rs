@@ -51,7 +51,7 @@ fn a_job_that_does_not_fit_waits_with_a_reason_then_runs_when_the_first_finishes
             .as_str()
             .is_some_and(|why| why.contains("GPU"))
     });
-    assert_eq!(state(&waiting), "Queued", "{waiting}");
+    assert_eq!(state(&waiting), "Pending", "{waiting}");
     let first = server.wait_for("first", "Succeeded", |view| state(view) == "Succeeded");
     let second = server.wait_for("second", "Succeeded", |view| state(view) == "Succeeded");
     let first_end = first["replicas"][0]["finished"].as_str().expect("finished");
@@ -328,7 +328,7 @@ fn the_cli_submits_suspends_resumes_and_deletes_through_the_server() {
     assert_eq!(submitted.code, Some(0), "{}", submitted.stderr);
     assert_eq!(
         submitted.stdout.trim(),
-        "tfjob.kubeflow.org/sleeper submitted (Queued)"
+        "tfjob.kubeflow.org/sleeper submitted (Pending)"
     );
     let again = cli(&["submit", "-f", manifest]);
     assert_eq!(again.code, Some(1));

@@ -205,7 +205,7 @@ spec:
         (run.code, run.stdout.as_str(), run.stderr.as_str()),
         (
             Some(0),
-            "tfjob.kubeflow.org/through submitted (Queued)\n",
+            "tfjob.kubeflow.org/through submitted (Pending)\n",
             ""
         )
     );

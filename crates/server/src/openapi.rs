@@ -109,7 +109,7 @@ fn components() -> Value {
                 "namespace": { "type": "string" }, "name": { "type": "string" },
                 "kind": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"] },
                 "uid": { "type": "string" },
-                "state": { "type": "string", "enum": ["Queued", "Pending", "Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "Lost"] },
+                "state": { "type": "string", "enum": ["Pending", "Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "Lost"] },
                 "waiting": { "type": ["string", "null"] },
                 "created": { "type": "string", "format": "date-time" },
                 "finished": { "type": "boolean" },

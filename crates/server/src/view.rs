@@ -16,7 +16,7 @@ pub struct JobView {
     pub kind: &'static str,
     /// `metadata.uid`.
     pub uid: String,
-    /// The state in one word (`Queued`, `Running`, `Succeeded`...).
+    /// The state in one word (`Pending`, `Running`, `Succeeded`...), as `trainctl get` says it.
     pub state: &'static str,
     /// Why a queued job waits, in plain words.
     pub waiting: Option<String>,
@@ -85,7 +85,7 @@ impl JobView {
         queued: Option<String>,
     ) -> JobView {
         let state = match (record.state(), &queued) {
-            ("Created" | "Pending", Some(_)) => "Queued",
+            ("Created" | "Pending", Some(_)) => "Pending",
             (state, _) => state,
         };
         JobView {

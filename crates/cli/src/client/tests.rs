@@ -109,13 +109,13 @@ fn mnist(state: &str) -> JobView {
 
 #[test]
 fn submit_posts_the_manifest_as_is_with_source_namespace_and_token() {
-    let fake = Fake::answering(201, &format!(r#"{{"jobs": [{}]}}"#, view("Queued")));
+    let fake = Fake::answering(201, &format!(r#"{{"jobs": [{}]}}"#, view("Pending")));
     let manifest = b"apiVersion: kubeflow.org/v1\nkind: TFJob\n";
     let jobs = fake
         .client()
         .submit(manifest, "job.yaml", Some("team-a"))
         .expect("submitted");
-    assert_eq!(jobs, [mnist("Queued")]);
+    assert_eq!(jobs, [mnist("Pending")]);
     let received = fake.received();
     assert_eq!(
         received.request_line,
@@ -192,7 +192,7 @@ fn delete_sends_delete_to_the_jobs_address() {
 
 #[test]
 fn suspend_and_resume_post_to_their_subresources() {
-    for (suspend, path, state) in [(true, "suspend", "Suspended"), (false, "resume", "Queued")] {
+    for (suspend, path, state) in [(true, "suspend", "Suspended"), (false, "resume", "Pending")] {
         let fake = Fake::answering(200, &view(state));
         let job = fake
             .client()
@@ -312,7 +312,7 @@ fn path_segments_are_percent_encoded() {
 
 #[test]
 fn resource_is_the_lowercase_kind_with_group_and_name() {
-    assert_eq!(mnist("Queued").resource(), "tfjob.kubeflow.org/mnist");
+    assert_eq!(mnist("Pending").resource(), "tfjob.kubeflow.org/mnist");
 }
 
 /// A state directory whose `server.json` points at `listener`.

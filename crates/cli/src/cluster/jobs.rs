@@ -97,8 +97,9 @@ pub fn resource(kind: JobKind, name: &str) -> String {
 }
 
 /// A job's state in one word from its conditions: the latest of `Succeeded`, `Failed`,
-/// `Suspended`, `Restarting`, `Running` that holds, else `Created` once the operator recorded
-/// that condition, else `Pending` (no operator has seen the job yet).
+/// `Suspended`, `Restarting`, `Running` that holds, else `Pending` while the `Created` message
+/// says why it waits (its gang's PodGroup), else `Created` once the operator recorded that
+/// condition, else `Pending` (no operator has seen the job yet).
 pub fn state(status: Option<&JobStatus>) -> &'static str {
     let order = [
         JobConditionType::Succeeded,
@@ -111,7 +112,9 @@ pub fn state(status: Option<&JobStatus>) -> &'static str {
     if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
         return type_.as_str();
     }
-    if status.is_some_and(|status| status.condition(JobConditionType::Created).is_some()) {
+    if status.is_some_and(|status| status.waiting_reason().is_some()) {
+        "Pending"
+    } else if status.is_some_and(|status| status.condition(JobConditionType::Created).is_some()) {
         "Created"
     } else {
         "Pending"
@@ -458,6 +461,16 @@ mod tests {
         for (conditions, expected) in cases {
             assert_eq!(state(Some(&with(&conditions))), expected, "{conditions:?}");
         }
+        // The gang holds the pods back: the job waits, and says why.
+        let mut waiting = with(&[(Created, True)]);
+        waiting.conditions[0].message = "PyTorchJob mnist is created. Pending: waiting for the \
+             gang scheduler to admit PodGroup mnist (phase Pending)."
+            .to_owned();
+        assert_eq!(state(Some(&waiting)), "Pending");
+        assert_eq!(
+            waiting.waiting_reason(),
+            Some("waiting for the gang scheduler to admit PodGroup mnist (phase Pending)")
+        );
         assert_eq!(state(None), "Pending");
     }
 }

@@ -35,7 +35,11 @@ pub fn run(args: &LogsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
     let mut record = Some(record);
     let mut tails: BTreeMap<ReplicaSlot, Tail> = BTreeMap::new();
     let mut out = BufWriter::new(io::stdout().lock());
+    let mut said_waiting: Option<String> = None;
     loop {
+        if args.follow {
+            say_why_it_waits(record.as_ref(), &mut said_waiting);
+        }
         // Decided before reading: what was written before the writers were done is read below.
         let at_end = !args.follow || writers_done(record.as_ref(), &replicas);
         for replica in &replicas {
@@ -59,6 +63,26 @@ pub fn run(args: &LogsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
         record = store.job_by_uid(&uid)?;
         replicas = store.replicas(&uid)?;
     }
+}
+
+/// Says on stderr why a followed job waits, each time the reason changes: its logs follow
+/// once it is admitted.
+fn say_why_it_waits(record: Option<&JobRecord>, said: &mut Option<String>) {
+    let Some(record) = record else { return };
+    let why = record
+        .job
+        .status()
+        .and_then(|status| status.waiting_reason())
+        .map(str::to_owned);
+    if why.is_some() && why != *said {
+        eprintln!(
+            "{}/{} is Pending: {}; its logs follow once it is admitted",
+            record.kind.singular(),
+            record.name,
+            why.as_deref().unwrap_or_default()
+        );
+    }
+    *said = why;
 }
 
 /// Prints the logs of a job of the cluster: its pods' framework containers; exit 1 when the

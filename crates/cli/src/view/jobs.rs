@@ -1,9 +1,9 @@
 //! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`), NAME,
-//! STATE, AGE, and with `-o wide` REPLICAS, RESTARTS and DURATION; the same for jobs of this
-//! machine and of a cluster.
+//! STATE, AGE, and with `-o wide` REPLICAS, RESTARTS, DURATION and REASON (why a job waits);
+//! the same for jobs of this machine and of a cluster.
 
 use jiff::{SignedDuration, Timestamp};
-use trainctl_api::{JobKind, TrainingJob};
+use trainctl_api::{JobKind, JobStatus, TrainingJob};
 
 use crate::table::Table;
 
@@ -43,6 +43,7 @@ pub fn table(
         "REPLICAS",
         "RESTARTS",
         "DURATION",
+        "REASON",
     ]);
     for row in rows {
         let name = if with_kind {
@@ -65,10 +66,14 @@ pub fn table(
             replicas(row.job),
             row.restarts.map_or_else(String::new, |n| n.to_string()),
             duration.map_or_else(|| "-".to_owned(), age),
+            status
+                .and_then(JobStatus::waiting_reason)
+                .unwrap_or("-")
+                .to_owned(),
         ]);
     }
     let mut keep = vec![with_namespace, true, true, true];
-    keep.extend([wide; 3]);
+    keep.extend([wide; 4]);
     table.keep_columns(&keep);
     table
 }

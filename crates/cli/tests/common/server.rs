@@ -110,7 +110,7 @@ impl Server {
     }
 }
 
-/// The state of a job's view in one word (`Queued`, `Running`, `Succeeded`...).
+/// The state of a job's view in one word (`Pending`, `Running`, `Succeeded`...).
 pub fn state(view: &Value) -> &str {
     view["state"].as_str().unwrap_or("")
 }

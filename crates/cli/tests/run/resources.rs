@@ -112,16 +112,30 @@ fn job_waits_for_gpus_held_by_another_run() {
     );
     assert!(b.is_running());
     assert_eq!(scratch.read("order").as_deref(), Some("a-start\n"));
-
+    assert_eq!(
+        stored.pointer("/status/startTime"),
+        None,
+        "b has not started"
+    );
+    let follow = assert_pending_is_visible(&scratch);
+    // b waits 1.5 s more, so that a duration with the wait in it cannot pass for one without.
+    std::thread::sleep(Duration::from_millis(1_500));
     std::fs::write(scratch.path("release"), "").expect("release job a");
     let a = a.finish(SOON);
     assert_eq!(a.code, Some(0), "{a}");
     let b = b.finish(SOON);
     assert_eq!(b.code, Some(0), "{b}");
+    let follow = follow.finish(SOON);
+    assert_eq!(
+        (follow.code, follow.stdout.as_str()),
+        (Some(0), "worker-0 | 0,1\n"),
+        "{follow}"
+    );
     assert_eq!(
         scratch.read("order").as_deref(),
         Some("a-start\na-end\nb-start\n")
     );
+    assert_counted_from_admission(&b);
     // The GPUs a held are b's now.
     assert_eq!(replica_log(&scratch, "a", "worker-0"), "0,1\n");
     assert_eq!(replica_log(&scratch, "b", "worker-0"), "0,1\n");
@@ -134,6 +148,66 @@ fn job_waits_for_gpus_held_by_another_run() {
             ("Succeeded", "TFJob default/b successfully completed.")
         ),
     );
+}
+
+/// Job b waits for GPUs: `get -o wide` says `Pending` and why, and `logs -f` (which it starts,
+/// and returns) says why it has no logs yet.
+fn assert_pending_is_visible(scratch: &Scratch) -> support::Running {
+    let get = scratch.trainctl(&["get", "tfjob", "b", "-o", "wide"]);
+    let rows = table(&get.stdout);
+    assert_eq!(
+        (rows[0]["STATE"].as_str(), rows[0]["DURATION"].as_str()),
+        ("Pending", "-"),
+        "{get}"
+    );
+    assert_eq!(rows[0]["REASON"], "waiting for 2 GPUs, 0 free", "{get}");
+    let follow = scratch.spawn(&["logs", "b", "-f"], "follow");
+    wait_for("logs -f to say why b waits", SOON, || {
+        (follow.stderr()
+            == "tfjob/b is Pending: waiting for 2 GPUs, 0 free; its logs follow once it is admitted\n")
+            .then_some(())
+    });
+    follow
+}
+
+/// Job b, which waited, said when it was admitted and with what, and its duration counts from
+/// then: in its `startTime`, and in the summary, as stored (whole seconds there).
+fn assert_counted_from_admission(b: &Run) {
+    // When it was admitted and what it got; its duration counts from then, as stored.
+    let admitted: Vec<&str> = b
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("trainctl: admitted after "))
+        .collect();
+    assert_eq!(admitted.len(), 1, "{b}");
+    assert!(admitted[0].ends_with(": GPUs 0,1"), "{b}");
+    let job = b.json();
+    let time = |pointer: &str| -> jiff::Timestamp {
+        job.pointer(pointer)
+            .and_then(Value::as_str)
+            .and_then(|text| text.parse().ok())
+            .expect("a time")
+    };
+    let created = time("/status/conditions/0/lastTransitionTime");
+    let started = time("/status/startTime");
+    assert!(
+        started > created,
+        "b started at {started}, created at {created}"
+    );
+    // The summary's duration is the stored one (whole seconds there), not the wait with it.
+    let ran = time("/status/completionTime").duration_since(started);
+    let said: f64 = b
+        .stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("trainctl: tfjob/b Succeeded after "))
+        .and_then(|rest| rest.strip_suffix('s'))
+        .and_then(|seconds| seconds.parse().ok())
+        .expect("the summary's duration");
+    assert!(
+        (said - ran.as_secs_f64()).abs() < 1.0,
+        "{said} s against {ran}"
+    );
+    assert!(said < 1.5, "the wait counted: {said} s");
 }
 
 #[test]

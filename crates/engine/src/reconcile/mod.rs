@@ -234,7 +234,9 @@ impl<'a> Reconciliation<'a> {
     fn progress(&mut self) {
         self.note_created();
         self.note_exits();
-        if self.status.start_time.is_none() {
+        // A job waiting for this machine's admission has not started: its clock (`startTime`,
+        // and `activeDeadlineSeconds` with it) starts when it is admitted, as under Kueue.
+        if self.status.start_time.is_none() && self.observed.waiting.is_empty() {
             self.status.start_time = Some(Time(self.now));
         }
         let (job, observed) = (self.job, self.observed);

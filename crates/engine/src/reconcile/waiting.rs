@@ -182,6 +182,26 @@ mod tests {
     }
 
     #[test]
+    fn a_job_waiting_for_admission_has_not_started_until_admitted() {
+        use crate::reconcile::reconcile;
+        use crate::reconcile::scenario::{job, observed};
+
+        // A job just submitted: no status yet.
+        let waiting = job("TFJob Worker=1");
+        let queued = observed("queued", &waiting);
+        let now = jiff::Timestamp::UNIX_EPOCH;
+        let plan = reconcile(&waiting, &queued, now);
+        let status = plan.status.expect("the Pending words");
+        assert_eq!(status.start_time, None);
+
+        let mut admitted = waiting.clone();
+        *admitted.status_mut() = Some(status);
+        let plan = reconcile(&admitted, &observed("", &admitted), now);
+        let started = plan.status.and_then(|status| status.start_time);
+        assert_eq!(started.map(|time| time.0), Some(now));
+    }
+
+    #[test]
     fn waiting_facts_are_worded_plainly() {
         assert_eq!(shortfall(Resource::Gpu, 2, 1), "waiting for 2 GPUs, 1 free");
         assert_eq!(shortfall(Resource::Gpu, 1, 0), "waiting for 1 GPU, 0 free");

@@ -6,10 +6,13 @@
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+use trainctl_api::JobConditionType;
 use trainctl_engine::reconcile::{Shortfall, WaitingFact};
 
 use super::launch::{LaunchContext, Unrunnable, prepare};
+use super::report::duration_words;
 use super::{RunEnd, RunError, Runner};
 use crate::kubelet::admission::{Admission, Allocation, FreeResources, admit};
 use crate::kubelet::ports::PortReservation;
@@ -154,9 +157,36 @@ impl Runner<'_> {
         };
         self.changes.replicas(prepared.keys().cloned());
         self.prepared = prepared;
+        if !self.waiting.is_empty() {
+            self.say_admitted(allocation);
+        }
         self.waiting.clear();
         self.admitted = true;
         Ok(Ok(()))
+    }
+
+    /// Says that a job that waited is admitted, after how long and with which GPUs.
+    fn say_admitted(&self, allocation: &Allocation) {
+        let created = self
+            .job
+            .status()
+            .and_then(|status| status.condition(JobConditionType::Created))
+            .and_then(|created| created.last_transition_time.as_ref())
+            .map(|time| time.0);
+        let waited = created
+            .and_then(|created| Timestamp::now().duration_since(created).try_into().ok())
+            .map_or_else(String::new, |waited| {
+                format!(" after {}", duration_words(waited))
+            });
+        let mut gpus: Vec<u32> = allocation.gpus.values().flatten().copied().collect();
+        gpus.sort_unstable();
+        let held = if gpus.is_empty() {
+            String::new()
+        } else {
+            let gpus: Vec<String> = gpus.iter().map(u32::to_string).collect();
+            format!(": GPUs {}", gpus.join(","))
+        };
+        self.console.say(&format!("admitted{waited}{held}"));
     }
 }
 

@@ -39,8 +39,9 @@ pub struct JobRecord {
 
 impl JobRecord {
     /// The job's state in one word: its latest condition that holds (`Succeeded`, `Failed`,
-    /// `Suspended`, `Restarting`, `Running`, else `Created` or `Pending`), or `Lost` when it did
-    /// not finish and the trainctl process running it is gone.
+    /// `Suspended`, `Restarting`, `Running`), else `Pending` while it waits (for admission, or
+    /// before any condition) or `Created`; or `Lost` when it did not finish and the trainctl
+    /// process running it is gone.
     #[must_use]
     pub fn state(&self) -> &'static str {
         let status = self.job.status();
@@ -65,6 +66,8 @@ impl JobRecord {
             "Failed"
         } else if !owned() {
             "Lost"
+        } else if status.is_some_and(|s| s.waiting_reason().is_some()) {
+            "Pending"
         } else if status.is_some_and(|s| s.condition(JobConditionType::Created).is_some()) {
             "Created"
         } else {
