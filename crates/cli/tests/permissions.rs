@@ -360,7 +360,16 @@ fn the_shim_hangs_up_on_another_user_even_through_an_open_socket() {
     set_mode(&socket, 0o777);
 
     let marker = state.join("started-for-another-user");
-    let probe = Command::new(std::env::current_exe().expect("this test binary"))
+    // A copy the other user can reach: the build's own folder may be closed to others (a CI
+    // clone in a `mktemp -d` folder is 0700).
+    let probe_binary = scratch.path().join("probe");
+    fs::copy(
+        std::env::current_exe().expect("this test binary"),
+        &probe_binary,
+    )
+    .expect("copy the test binary");
+    set_mode(&probe_binary, 0o755);
+    let probe = Command::new(&probe_binary)
         .args(["--exact", "probe_client_as_another_user", "--nocapture"])
         .env_clear()
         .env(PROBE_SOCKET, &socket)

@@ -171,6 +171,11 @@ fn suspend_stops_the_replicas_and_resume_runs_the_job_again() {
         !PathBuf::from(format!("/proc/{pid}")).exists(),
         "replica {pid} still runs"
     );
+    // The replica was suspended, not failed by the SIGTERM that stopped it.
+    let suspended = server.wait_for("sleeper", "its replica recorded Suspended", |view| {
+        view["replicas"][0]["state"] == "Suspended"
+    });
+    assert_eq!(suspended["replicas"][0]["exitCode"], 143, "{suspended}");
     let (status, view) = server.request(
         "POST",
         "/api/v1/namespaces/default/tfjobs/sleeper/resume",

@@ -116,7 +116,7 @@ fn components() -> Value {
                 "job": { "type": "object", "description": "The whole kubeflow.org/v1 object, status included" },
                 "replicas": { "type": "array", "items": { "type": "object", "properties": {
                     "name": { "type": "string" }, "type": { "type": "string" }, "index": { "type": "integer" },
-                    "state": { "type": "string", "enum": ["Pending", "Running", "Succeeded", "Failed", "Stopped"] },
+                    "state": { "type": "string", "enum": ["Pending", "Running", "CrashLoopBackOff", "Succeeded", "Failed", "Stopped", "Suspended"] },
                     "pid": { "type": ["integer", "null"] }, "port": { "type": ["integer", "null"] },
                     "gpus": { "type": "array", "items": { "type": "integer" } },
                     "restarts": { "type": "integer" }, "exitCode": { "type": ["integer", "null"] },

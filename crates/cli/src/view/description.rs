@@ -14,7 +14,7 @@ use trainctl_api::{
     CleanPodPolicy, ConditionStatus, ReplicaSpec, ReplicaType, RunPolicy, TrainingJob,
 };
 use trainctl_local::process::logs::log_usage;
-use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
+use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState};
 
 use super::jobs::age;
 use crate::table::Table;
@@ -95,6 +95,25 @@ pub struct EventRow {
     pub message: String,
 }
 
+/// A replica's state as `describe` says it: the word, and for one waiting out its back-off
+/// when it starts again (`CrashLoopBackOff (next start in 35s)`).
+fn state_words(replica: &ReplicaRecord, now: Timestamp) -> String {
+    let next = replica
+        .reason
+        .as_deref()
+        .and_then(|reason| reason.strip_prefix(NEXT_START))
+        .and_then(|at| at.parse::<Timestamp>().ok())
+        .filter(|_| replica.state == ReplicaState::CrashLoopBackOff);
+    match next {
+        Some(at) => format!(
+            "{} (next start in {})",
+            replica.state,
+            age(at.duration_since(now))
+        ),
+        None => replica.state.as_str().to_owned(),
+    }
+}
+
 impl Description {
     /// The description of a job recorded on this machine, in `state`; what its replicas' logs
     /// lost is among its events.
@@ -112,7 +131,7 @@ impl Description {
                 .iter()
                 .map(|replica| ReplicaRow {
                     name: replica.name(),
-                    state: replica.state.as_str().to_owned(),
+                    state: state_words(replica, Timestamp::now()),
                     exit_code: replica.exit_code,
                     restarts: replica.restarts,
                     place: replica.pid.map(|pid| pid.pid.to_string()),

@@ -10,6 +10,7 @@
 //! One test binary: the rules by theme in the modules below, the helpers they share here and in
 //! `support`.
 
+mod crash_loops;
 mod ending;
 mod env;
 mod input;

@@ -99,7 +99,10 @@ impl Runner<'_> {
             if record.started_at.is_some() {
                 self.starts.insert(slot.clone(), record.restarts + 1);
             }
-            if matches!(record.state, ReplicaState::Pending | ReplicaState::Stopped) {
+            if matches!(
+                record.state,
+                ReplicaState::Pending | ReplicaState::Stopped | ReplicaState::Suspended
+            ) {
                 continue;
             }
             let mut pod = LocalPod::taken_over(prepared.policy, record);

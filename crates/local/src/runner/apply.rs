@@ -9,12 +9,17 @@ use std::time::Duration;
 use jiff::Timestamp;
 use nix::sys::signal::Signal;
 use tokio::time::Instant;
-use trainctl_engine::reconcile::{Deletion, EventType, JobEvent, Plan, ReplicaSlot};
+use trainctl_engine::reconcile::{
+    DeleteReason, Deletion, EventType, JobEvent, Plan, ReplicaExit, ReplicaSlot,
+};
 
 use super::pod::{AfterExit, LocalPod, PodRestart};
 use super::{Exit, Runner, Supervision, report};
 use crate::process::reaper::signal_group;
 use crate::store::EventRecord;
+
+/// After how many alike exits in a row a replica's log is pointed at.
+const REPEATED_EXITS: u32 = 3;
 
 /// How long after a `SIGKILL` a replica that has still not exited gets another.
 const KILL_MARGIN: Duration = Duration::from_secs(5);
@@ -135,6 +140,7 @@ impl Runner<'_> {
         let Some(pod) = self.pods.get_mut(&deletion.slot) else {
             return;
         };
+        pod.suspended = deletion.why == DeleteReason::Suspend;
         match pod.running {
             Some(running) if pod.deleting.is_none() => {
                 let grace = self
@@ -179,20 +185,55 @@ impl Runner<'_> {
         self.changes.replica(exit.slot.clone());
     }
 
-    /// Reports an exit.
+    /// Reports an exit: on the terminal, and, for a process restarted in place, in the job's
+    /// events as the kubelet and the operator record them (`ExitedWithCode`, then `BackOff`),
+    /// with a hint at its log once it has exited alike three times in a row.
     fn after_exit(&mut self, slot: &ReplicaSlot, code: i32, after: Option<AfterExit>) {
         let Some(after) = after else { return };
         let policy = self.pods.get(slot).map(|pod| pod.policy);
         let restarts = self.pods.get(slot).map_or(0, |pod| pod.restart_count);
+        let same_exits = self.pods.get(slot).map_or(0, |pod| pod.same_exits);
         let what = report::exit_words(code);
         match after {
-            AfterExit::Restart(delay) => self.console.say(&format!(
-                "{slot} {what}; restarting it in {} (restartPolicy {}, restart {restarts})",
-                report::duration_words(delay),
-                policy.map_or("", PodRestart::as_str),
-            )),
+            AfterExit::Restart(delay) => {
+                self.console.say(&format!(
+                    "{slot} {what}; restarting it in {} (restartPolicy {}, restart {restarts})",
+                    report::duration_words(delay),
+                    policy.map_or("", PodRestart::as_str),
+                ));
+                self.record_restart(slot, code, delay, same_exits);
+            }
             AfterExit::Finished(_) if code != 0 => self.console.say(&format!("{slot} {what}")),
             AfterExit::Finished(_) | AfterExit::Gone => {}
+        }
+    }
+
+    /// Records a process restarted in place after exiting with `code`, `same_exits` times in a
+    /// row with that code.
+    fn record_restart(&mut self, slot: &ReplicaSlot, code: i32, delay: Duration, same_exits: u32) {
+        let exit = ReplicaExit {
+            slot: slot.clone(),
+            exit_code: code,
+            finished_at: Some(Timestamp::now()),
+        };
+        self.store_event(&exit.event(&self.job));
+        let pod = slot.name(self.job.name());
+        self.store_event(&JobEvent::new(
+            EventType::Warning,
+            "BackOff",
+            format!(
+                "Back-off {} restarting failed container of pod {pod}",
+                report::duration_words(delay)
+            ),
+        ));
+        if same_exits == REPEATED_EXITS {
+            let job = self.job.name();
+            let kind = self.job.kind().singular();
+            self.console.say(&format!(
+                "{slot} {} {REPEATED_EXITS} times in a row: see why in its log, `trainctl logs \
+                 {kind} {job} --replica {slot}`",
+                report::exit_words(code)
+            ));
         }
     }
 
@@ -224,6 +265,11 @@ impl Runner<'_> {
         if event.type_ == EventType::Warning && !event.reason.ends_with("Failed") {
             self.console.say(&event.message);
         }
+        self.store_event(event);
+    }
+
+    /// Records an event in the job's events only (the terminal has heard of it already).
+    pub(super) fn store_event(&mut self, event: &JobEvent) {
         self.changes.event(EventRecord {
             time: Timestamp::now(),
             type_: event.type_.as_str().to_owned(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use tokio::sync::Notify;
 use tokio::time::Instant;
-use trainctl_engine::reconcile::{Observed, reconcile};
+use trainctl_engine::reconcile::{EventType, JobEvent, Observed, reconcile};
 
 use super::control::StopRequest;
 use super::{Exit, RunEnd, RunError, Runner, end, launch, sleep_until};
@@ -111,7 +111,7 @@ impl Runner<'_> {
     }
 
     /// Says once that images are not used, and what is not run locally.
-    fn announce(&self) {
+    fn announce(&mut self) {
         let images = launch::images(&self.job);
         let kind = self.job.kind().singular();
         let name = self.job.name();
@@ -128,6 +128,19 @@ impl Runner<'_> {
             self.console.say(&format!(
                 "{replica_type}: only the main container runs locally; not run: {}",
                 names.join(", ")
+            ));
+        }
+        for (replica_type, program, script) in launch::missing_scripts(&self.job) {
+            let message = format!(
+                "{replica_type}: `{script}` does not exist on this machine (the image's files are \
+                 not used locally): `{program}` will fail to open it; put the script there, or \
+                 point the command at where it is"
+            );
+            self.console.say(&format!("warning: {message}"));
+            self.store_event(&JobEvent::new(
+                EventType::Warning,
+                "ScriptNotFound",
+                message,
             ));
         }
     }

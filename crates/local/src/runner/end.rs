@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use nix::sys::signal::Signal;
 use tokio::time::Instant;
 use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, TrainingJob};
-use trainctl_engine::reconcile::ReplicaSlot;
+use trainctl_engine::reconcile::{PodPhase, ReplicaSlot};
 
 use super::control::StopRequest;
 use super::pod::LocalPod;
@@ -172,7 +172,19 @@ fn stop_pods(
                 stopping.terminate.push(running.pid);
             }
         } else if !pod.is_finished() && !pod.gone {
-            pod.stopped = true;
+            match pod.exit_code {
+                // Waiting out a back-off after its own exit: it ended as that exit made it, a
+                // failure of its own and not a stop.
+                Some(code) => {
+                    pod.phase = if code == 0 {
+                        PodPhase::Succeeded
+                    } else {
+                        PodPhase::Failed
+                    };
+                    pod.finished_at.get_or_insert_with(Timestamp::now);
+                }
+                None => pod.stopped = true,
+            }
         } else {
             continue;
         }

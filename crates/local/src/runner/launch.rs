@@ -339,3 +339,59 @@ pub fn images(job: &TrainingJob) -> BTreeSet<String> {
         .filter_map(|container| container.image.clone())
         .collect()
 }
+
+/// Programs that take the script they run as their first argument that is not an option.
+const INTERPRETERS: [&str; 10] = [
+    "python",
+    "bash",
+    "sh",
+    "node",
+    "perl",
+    "ruby",
+    "Rscript",
+    "julia",
+    "torchrun",
+    "deepspeed",
+];
+
+/// The scripts the job's replicas run that do not exist on this machine: for each replica
+/// type, `(program, script)` when its main container runs an interpreter on an absolute path
+/// that is not here (`python /opt/model/train.py`: the image's files are not used locally).
+/// Such a replica would start, fail, and restart for ever under `OnFailure`.
+#[must_use]
+pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> {
+    let mut missing = Vec::new();
+    for (replica_type, spec) in job.replica_specs().iter() {
+        let Some(pod_spec) = spec.template.spec.as_ref() else {
+            continue;
+        };
+        let Some(container) = main_container(job, &pod_spec.containers) else {
+            continue;
+        };
+        let argv: Vec<&String> = container
+            .command
+            .iter()
+            .flatten()
+            .chain(container.args.iter().flatten())
+            .collect();
+        let Some((program, rest)) = argv.split_first() else {
+            continue;
+        };
+        let name = Path::new(program.as_str())
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or_default();
+        // `python3.11` is a python.
+        let interpreter = INTERPRETERS.iter().any(|known| {
+            name.strip_prefix(known)
+                .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        });
+        let script = rest.iter().find(|arg| !arg.starts_with('-'));
+        if let Some(script) = script.filter(|script| interpreter && script.starts_with('/'))
+            && !Path::new(script.as_str()).exists()
+        {
+            missing.push((replica_type.clone(), (*program).clone(), (*script).clone()));
+        }
+    }
+    missing
+}

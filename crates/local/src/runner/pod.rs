@@ -101,6 +101,12 @@ pub struct LocalPod {
     pub stopped: bool,
     /// Deleted: no longer observed, kept for what it last was.
     pub gone: bool,
+    /// Deleted because the job was suspended.
+    pub suspended: bool,
+    /// When its process last started.
+    pub last_started: Option<Timestamp>,
+    /// How many exits in a row had the same code as the last one.
+    pub same_exits: u32,
     /// The pod-level restart policy.
     pub policy: PodRestart,
     /// Back-off steps taken since the last reset.
@@ -124,6 +130,9 @@ impl LocalPod {
             deleting: None,
             stopped: false,
             gone: false,
+            suspended: false,
+            last_started: None,
+            same_exits: 0,
             policy,
             backoff_step: 0,
             starts: 0,
@@ -138,8 +147,10 @@ impl LocalPod {
         let phase = match record.state {
             ReplicaState::Succeeded => PodPhase::Succeeded,
             ReplicaState::Failed => PodPhase::Failed,
-            ReplicaState::Running => PodPhase::Running,
-            ReplicaState::Pending | ReplicaState::Stopped => PodPhase::Pending,
+            ReplicaState::Running | ReplicaState::CrashLoopBackOff => PodPhase::Running,
+            ReplicaState::Pending | ReplicaState::Stopped | ReplicaState::Suspended => {
+                PodPhase::Pending
+            }
         };
         LocalPod {
             phase,
@@ -163,6 +174,7 @@ impl LocalPod {
         self.phase = PodPhase::Running;
         self.restart_due = None;
         self.started_at.get_or_insert(now);
+        self.last_started = Some(now);
         self.starts
     }
 
@@ -177,6 +189,11 @@ impl LocalPod {
     ) -> Option<AfterExit> {
         let running = self.running.filter(|r| r.generation == generation)?;
         self.running = None;
+        self.same_exits = if self.exit_code == Some(code) {
+            self.same_exits + 1
+        } else {
+            1
+        };
         self.exit_code = Some(code);
         if self.deleting.is_some() {
             self.delete(now);

@@ -42,11 +42,17 @@ impl ReplicaSummary {
 
 /// The store's state of a pod.
 pub(super) fn state_of(pod: &LocalPod) -> ReplicaState {
+    if pod.suspended {
+        return ReplicaState::Suspended;
+    }
     if pod.stopped {
         return ReplicaState::Stopped;
     }
     match pod.phase {
         PodPhase::Pending => ReplicaState::Pending,
+        PodPhase::Running if pod.running.is_none() && pod.restart_due.is_some() => {
+            ReplicaState::CrashLoopBackOff
+        }
         PodPhase::Running => ReplicaState::Running,
         PodPhase::Succeeded => ReplicaState::Succeeded,
         PodPhase::Failed => ReplicaState::Failed,

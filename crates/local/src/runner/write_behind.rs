@@ -24,7 +24,7 @@ use super::pod::LocalPod;
 use super::{ReplicaSummary, RunError, Runner, report};
 use crate::process::identity::ProcessIdentity;
 use crate::store::{
-    EventRecord, JobChanges, JobUpdate, ReplicaRecord, ReplicaState, Store, StoreError,
+    EventRecord, JobChanges, JobUpdate, NEXT_START, ReplicaRecord, ReplicaState, Store, StoreError,
 };
 
 /// How long a change waits before it is written, so that what follows it within this time goes
@@ -319,12 +319,22 @@ impl Runner<'_> {
             restarts: self.restarts_of(slot),
             pod_restarts: pod.map_or(0, |pod| pod.restart_count),
             exit_code: pod.and_then(|pod| pod.exit_code),
-            reason: None,
-            started_at: pod.and_then(|pod| pod.started_at),
+            reason: pod.and_then(next_start),
+            // The latest start: what `describe` shows (the pod's first start is the engine's).
+            started_at: pod.and_then(|pod| pod.last_started.or(pod.started_at)),
             finished_at: pod.and_then(|pod| pod.finished_at),
             log_path: prepared.launch.log_path.clone(),
         }
     }
+}
+
+/// When a pod in back-off starts again, as the reason of its `CrashLoopBackOff` state
+/// (`next start 2026-11-26T08:40:12Z`).
+fn next_start(pod: &LocalPod) -> Option<String> {
+    let due = pod.restart_due.filter(|_| pod.running.is_none())?;
+    let wait = due.saturating_duration_since(tokio::time::Instant::now());
+    let at = jiff::Timestamp::now().checked_add(wait).ok()?;
+    Some(format!("{NEXT_START}{at:.0}"))
 }
 
 #[cfg(test)]

@@ -36,7 +36,9 @@ use rusqlite::config::DbConfig;
 pub use changes::{JobChanges, JobUpdate};
 pub use error::StoreError;
 pub use jobs::Replaced;
-pub use records::{EventRecord, JobRecord, ReplicaRecord, ReplicaState, UnknownReplicaState};
+pub use records::{
+    EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState, UnknownReplicaState,
+};
 
 /// The database file in the state directory.
 pub const DATABASE_FILE: &str = "trainctl.db";

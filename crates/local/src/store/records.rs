@@ -76,6 +76,9 @@ impl JobRecord {
     }
 }
 
+/// How a `CrashLoopBackOff` replica's `reason` begins, before the time of its next start.
+pub const NEXT_START: &str = "next start ";
+
 /// The state of one replica process, after the pod phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReplicaState {
@@ -89,16 +92,23 @@ pub enum ReplicaState {
     Failed,
     /// Stopped by trainctl because the job ended: not a failure.
     Stopped,
+    /// Exited, and waiting out its restart back-off before it starts again (the kubelet's
+    /// word; its record's `reason` says when).
+    CrashLoopBackOff,
+    /// Stopped because the job was suspended; it starts again when the job is resumed.
+    Suspended,
 }
 
 impl ReplicaState {
     /// Every state, in lifecycle order.
-    pub const ALL: [ReplicaState; 5] = [
+    pub const ALL: [ReplicaState; 7] = [
         ReplicaState::Pending,
         ReplicaState::Running,
+        ReplicaState::CrashLoopBackOff,
         ReplicaState::Succeeded,
         ReplicaState::Failed,
         ReplicaState::Stopped,
+        ReplicaState::Suspended,
     ];
 
     /// The spelling stored and shown (`Running`).
@@ -110,6 +120,8 @@ impl ReplicaState {
             ReplicaState::Succeeded => "Succeeded",
             ReplicaState::Failed => "Failed",
             ReplicaState::Stopped => "Stopped",
+            ReplicaState::CrashLoopBackOff => "CrashLoopBackOff",
+            ReplicaState::Suspended => "Suspended",
         }
     }
 }
@@ -122,7 +134,10 @@ impl fmt::Display for ReplicaState {
 
 /// A string that names no replica state.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown replica state `{0}`: expected Pending, Running, Succeeded, Failed or Stopped")]
+#[error(
+    "unknown replica state `{0}`: expected Pending, Running, CrashLoopBackOff, Succeeded, Failed, \
+     Stopped or Suspended"
+)]
 pub struct UnknownReplicaState(pub String);
 
 impl FromStr for ReplicaState {

@@ -116,6 +116,42 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE replicas;
     ALTER TABLE replicas_v4 RENAME TO replicas;
     ",
+    // 5: two more replica states, `CrashLoopBackOff` (waiting out a restart back-off) and
+    // `Suspended`. The check is rebuilt with the table, as in 4.
+    "
+    CREATE TABLE replicas_v5 (
+        job_uid         TEXT NOT NULL REFERENCES jobs (uid) ON DELETE CASCADE,
+        replica_type    TEXT NOT NULL,
+        idx             INTEGER NOT NULL CHECK (idx >= 0),
+        state           TEXT NOT NULL
+                        CHECK (state = 'Pending' OR state = 'Running' OR state = 'Succeeded'
+                               OR state = 'Failed' OR state = 'Stopped'
+                               OR state = 'CrashLoopBackOff' OR state = 'Suspended'),
+        pid             INTEGER,
+        pid_start_ticks INTEGER,
+        port            INTEGER CHECK (port BETWEEN 0 AND 65535),
+        -- GPU indices as a JSON array.
+        gpus            TEXT NOT NULL DEFAULT '[]',
+        restarts        INTEGER NOT NULL DEFAULT 0 CHECK (restarts >= 0),
+        exit_code       INTEGER,
+        reason          TEXT,
+        started_at      TEXT,
+        finished_at     TEXT,
+        -- The path's bytes: paths need not be UTF-8.
+        log_path        BLOB NOT NULL,
+        pod_restarts    INTEGER NOT NULL DEFAULT 0 CHECK (pod_restarts >= 0),
+        CHECK ((pid IS NULL) = (pid_start_ticks IS NULL)),
+        PRIMARY KEY (job_uid, replica_type, idx)
+    ) STRICT, WITHOUT ROWID;
+    INSERT INTO replicas_v5 (job_uid, replica_type, idx, state, pid, pid_start_ticks, port,
+                             gpus, restarts, exit_code, reason, started_at, finished_at,
+                             log_path, pod_restarts)
+        SELECT job_uid, replica_type, idx, state, pid, pid_start_ticks, port, gpus, restarts,
+               exit_code, reason, started_at, finished_at, log_path, pod_restarts
+        FROM replicas;
+    DROP TABLE replicas;
+    ALTER TABLE replicas_v5 RENAME TO replicas;
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

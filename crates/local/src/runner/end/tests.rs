@@ -33,7 +33,7 @@ fn exited(policy: PodRestart, code: i32) -> LocalPod {
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn stopping_stops_what_runs_or_waits_and_leaves_what_ended() {
+async fn stopping_stops_what_runs_ends_what_waits_to_restart_and_leaves_what_ended() {
     let now = Instant::now();
     let mut being_deleted = running(103);
     let deleted_at = now + Duration::from_secs(1);
@@ -59,7 +59,10 @@ async fn stopping_stops_what_runs_or_waits_and_leaves_what_ended() {
         }
     );
     let stopped: Vec<bool> = pods.values().map(|pod| pod.stopped).collect();
-    assert_eq!(stopped, [true, true, false, true, false]);
+    assert_eq!(stopped, [true, false, false, true, false]);
+    // Waiting out its back-off after failing by itself: it failed, it was not stopped.
+    assert_eq!(pods[&worker(1)].phase, PodPhase::Failed);
+    assert!(pods[&worker(1)].finished_at.is_some());
     assert_eq!(pods[&worker(0)].deleting, Some(now + GRACE));
     assert_eq!(
         pods[&worker(3)].deleting,
