@@ -1,5 +1,5 @@
 //! The job commands, on this machine or on a cluster (`--kube`): `submit`, `get`, `describe`,
-//! `logs`, `wait`, `suspend`, `resume` and `delete`.
+//! `wait`, `suspend`, `resume` and `delete` (`logs` has its own module).
 
 use std::path::PathBuf;
 
@@ -54,27 +54,6 @@ pub struct JobArgs {
     /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
     #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
-}
-
-/// Arguments of `logs`.
-#[derive(Debug, Args)]
-pub struct LogsArgs {
-    /// The job.
-    #[command(flatten)]
-    pub job: JobArgs,
-
-    /// One replica, as `<type>-<index>` (`worker-1`, `chief-0`, `launcher`...).
-    #[arg(long, value_name = "REPLICA")]
-    pub replica: Option<String>,
-
-    /// Every replica, each line prefixed with its replica (the default without --replica).
-    #[arg(long, conflicts_with = "replica")]
-    pub all: bool,
-
-    /// Keep printing as the replicas write (a replica not started yet is printed once it
-    /// starts), until the job has finished and every log is printed to its end.
-    #[arg(short = 'f', long)]
-    pub follow: bool,
 }
 
 /// Arguments of `submit`.

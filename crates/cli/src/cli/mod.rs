@@ -4,6 +4,7 @@
 mod format;
 mod jobs;
 mod local;
+mod logs;
 mod manifests;
 mod operator;
 
@@ -12,7 +13,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 pub use format::Format;
-pub use jobs::{GetArgs, GetFormat, JobArgs, LogsArgs, SubmitArgs, WaitArgs};
+pub use jobs::{GetArgs, GetFormat, JobArgs, SubmitArgs, WaitArgs};
+pub use logs::LogsArgs;
 pub use local::{MachineArgs, RunArgs, ServerArgs, ShimArgs};
 pub use manifests::{CrdArgs, RenderArgs, ValidateArgs};
 pub use operator::{LogFormat, OperatorArgs};
@@ -147,7 +149,9 @@ Examples:
   trainctl submit -f job.yaml
   trainctl submit -f job.yaml -n team-a          in namespace team-a
   cat job.yaml | trainctl submit -f -            read standard input
-  trainctl --kube submit -f job.yaml             in the kubeconfig's cluster")]
+  trainctl --kube submit -f job.yaml             in the kubeconfig's cluster
+  trainctl apply -f job.yaml                     the same as submit (so is create)")]
+    #[command(visible_aliases = ["apply", "create"])]
     Submit(SubmitArgs),
 
     /// List the jobs run on this machine (with --kube, a cluster's), or show one: NAME, STATE,
