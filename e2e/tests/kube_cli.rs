@@ -292,6 +292,28 @@ fn assert_get(namespace: &str, state: &str, local: Option<&Local>) {
     assert!(is_age(&wide[1][2]) && is_age(&wide[1][5]), "{wide:?}");
     let named = cells(&ok(None, namespace, &["get", "tfjob", "cli"]));
     assert_eq!(named[1][..2], ["cli", state]);
+    // kubectl's habits, on the cluster as here: KIND/NAME, `-o name`, a JSONPath template, a
+    // job looked for in another namespace.
+    assert_eq!(
+        ok(None, namespace, &["get", "tfjob/cli", "-o", "name"]),
+        "tfjob.kubeflow.org/cli
+"
+    );
+    assert_eq!(
+        ok(
+            None,
+            namespace,
+            &["get", "-o", "jsonpath={.items[*].metadata.name}"]
+        ),
+        "cli"
+    );
+    assert_eq!(
+        fails(None, "default", &["get", "cli"]),
+        format!(
+            "error: job \"cli\" not found in namespace \"default\" (found in namespace \
+             {namespace}: add -n {namespace}, or -A)\n"
+        )
+    );
     if let Some(local) = local {
         assert_eq!(table[0], local.get[0]);
         assert_eq!(table[1][..2], local.get[1][..2]);
@@ -392,6 +414,11 @@ async fn assert_succeeded(namespace: &str, local: &Local) {
     let header = &described.section("Events:")[0];
     assert_eq!(header, &local.described.section("Events:")[0]);
     assert_eq!(ok(None, namespace, &["logs", "cli"]), local.logs);
+    // A pod's name is its job and replica, as `kubectl logs` takes it.
+    assert_eq!(
+        ok(None, namespace, &["logs", "cli-worker-1"]),
+        "trainctl e2e log line 1\ntrainctl e2e log line 2\n"
+    );
 }
 
 /// Waits until the pod's phase is `phase`, or (`None`) the pod is gone.

@@ -177,13 +177,44 @@ impl fmt::Display for JobKind {
     }
 }
 
-/// A string that names no job kind.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown job kind `{0}`: expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob \
-     (kubectl spellings such as `tfjob` and `tfjobs` work too)"
-)]
+/// A string that names no job kind; its message suggests the spelling meant when one is close
+/// (`tfjbs`: did you mean `tfjobs`?).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownKind(pub String);
+
+impl std::error::Error for UnknownKind {}
+
+impl fmt::Display for UnknownKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown job kind `{}`", self.0)?;
+        if let Some(spelling) = self.closest_spelling() {
+            write!(f, " (did you mean `{spelling}`?)")?;
+        }
+        write!(
+            f,
+            ": expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (kubectl \
+             spellings such as `tfjob` and `tfjobs` work too)"
+        )
+    }
+}
+
+impl UnknownKind {
+    /// The kubectl spelling of a kind (`tfjob`, `tfjobs`, `TFJob`) at most two edits away from
+    /// what was typed, and no more than one edit per three letters (a swap of two letters counts
+    /// as one), the closest first.
+    #[must_use]
+    pub fn closest_spelling(&self) -> Option<String> {
+        let typed = self.0.to_ascii_lowercase();
+        let typed = typed.strip_suffix(".kubeflow.org").unwrap_or(&typed);
+        JobKind::ALL
+            .into_iter()
+            .flat_map(|kind| [kind.singular(), kind.plural()])
+            .map(|spelling| (strsim::damerau_levenshtein(typed, spelling), spelling))
+            .filter(|&(distance, _)| distance <= 2 && distance * 3 <= typed.len())
+            .min_by_key(|&(distance, _)| distance)
+            .map(|(_, spelling)| spelling.to_owned())
+    }
+}
 
 impl FromStr for JobKind {
     type Err = UnknownKind;
@@ -203,6 +234,20 @@ impl FromStr for JobKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_kind_is_answered_with_the_spelling_meant() {
+        let message = |typed: &str| typed.parse::<JobKind>().unwrap_err().to_string();
+        assert_eq!(
+            message("tfjbs"),
+            "unknown job kind `tfjbs` (did you mean `tfjobs`?): expected one of TFJob, \
+             PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (kubectl spellings such as \
+             `tfjob` and `tfjobs` work too)"
+        );
+        assert!(message("PytorchJbo").contains("(did you mean `pytorchjob`?)"));
+        assert!(message("mpijbos.kubeflow.org").contains("(did you mean `mpijobs`?)"));
+        assert!(!message("deployment").contains("did you mean"));
+    }
 
     #[test]
     fn kind_accepts_kubectl_spellings() {

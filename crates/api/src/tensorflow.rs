@@ -4,7 +4,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::replica::ReplicaSpecs;
+use crate::job::TrainingJob;
+use crate::replica::{ReplicaSpecs, ReplicaType};
 use crate::run_policy::RunPolicy;
 use crate::status::JobStatus;
 
@@ -54,4 +55,29 @@ pub enum SuccessPolicy {
     Default,
     /// Every worker must succeed.
     AllWorkers,
+}
+
+/// The container that receives `TF_CONFIG` (the first one with this name).
+pub const CONTAINER: &str = "tensorflow";
+
+/// The replica types counted to decide whether a job is distributed.
+const TF_TYPES: [ReplicaType; 5] = [
+    ReplicaType::Chief,
+    ReplicaType::Evaluator,
+    ReplicaType::Master,
+    ReplicaType::PS,
+    ReplicaType::Worker,
+];
+
+/// Whether a TFJob is distributed: its TF replicas do not add up to exactly one. Only a
+/// distributed job's replicas get `TF_CONFIG`.
+#[must_use]
+pub fn is_distributed(job: &TrainingJob) -> bool {
+    let specs = job.replica_specs();
+    let total: i64 = TF_TYPES
+        .iter()
+        .filter_map(|replica_type| specs.get(replica_type))
+        .map(|spec| i64::from(spec.replicas_or_default()))
+        .sum();
+    total != 1
 }

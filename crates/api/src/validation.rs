@@ -459,6 +459,35 @@ fn validate_tensorflow(job: &TrainingJob, issues: &mut Vec<Issue>) {
             ));
         }
     }
+    if !crate::tensorflow::is_distributed(job) {
+        return;
+    }
+    for (replica_type, spec) in specs.iter() {
+        let containers = spec.template.spec.as_ref().map(|pod| &pod.containers);
+        let Some((i, container)) = containers
+            .into_iter()
+            .flat_map(|containers| containers.iter().enumerate())
+            .find(|(_, container)| container.name == crate::tensorflow::CONTAINER)
+        else {
+            continue;
+        };
+        for (j, var) in container.env.iter().flatten().enumerate() {
+            if var.name == "TF_CONFIG" {
+                issues.push(Issue::warning(
+                    replica_path(JobKind::TFJob, replica_type)
+                        .field("template")
+                        .field("spec")
+                        .field("containers")
+                        .index(i)
+                        .field("env")
+                        .index(j),
+                    "`TF_CONFIG` is replaced by the one the operator injects into every replica \
+                     of a distributed TFJob (as Kubeflow's operator does): this value is never \
+                     seen; remove it",
+                ));
+            }
+        }
+    }
 }
 
 fn validate_pytorch(

@@ -278,14 +278,14 @@ fn files_over_the_size_limit_are_refused_before_parsing() {
     assert_eq!(
         printed(&manifest::load_file(&path)),
         [format!(
-            "{shown}:1:1: the file is 50.0 MiB; manifests are limited to 16 MiB (the Kubernetes API server accepts at most 3 MiB per object)"
+            "{shown}: the file is 50.0 MiB; manifests are limited to 16 MiB (the Kubernetes API server accepts at most 3 MiB per object)"
         )]
     );
     let bytes = vec![b'#'; manifest::MAX_MANIFEST_BYTES + 1];
     assert_eq!(
         printed(&manifest::load_bytes("-", &bytes)),
         [
-            "-:1:1: the file is 16.0 MiB; manifests are limited to 16 MiB (the Kubernetes API server accepts at most 3 MiB per object)"
+            "-: the file is 16.0 MiB; manifests are limited to 16 MiB (the Kubernetes API server accepts at most 3 MiB per object)"
         ]
     );
 }
@@ -293,7 +293,7 @@ fn files_over_the_size_limit_are_refused_before_parsing() {
 /// What a file past the limit whose size is not known (a device, a pipe) is refused with.
 fn more_than_the_limit(source: &str) -> String {
     format!(
-        "{source}:1:1: the file holds more than 16 MiB; manifests are limited to 16 MiB (the \
+        "{source}: the file holds more than 16 MiB; manifests are limited to 16 MiB (the \
          Kubernetes API server accepts at most 3 MiB per object)"
     )
 }
@@ -353,17 +353,11 @@ fn missing_files_and_directories_are_diagnostics() {
     let missing = dir.join("nope.yaml");
     let lines = printed(&manifest::load_file(&missing));
     assert_eq!(lines.len(), 1);
-    assert!(
-        lines[0].starts_with(&format!(
-            "{}:1:1: cannot read: No such file or directory",
-            missing.display()
-        )),
-        "{lines:?}"
-    );
+    assert_eq!(lines, [format!("{}: no such file", missing.display())]);
     assert_eq!(
         printed(&manifest::load_file(&dir)),
         [format!(
-            "{}:1:1: is a directory, not a manifest file",
+            "{}: is a directory, not a manifest file",
             dir.display()
         )]
     );

@@ -1,5 +1,5 @@
 //! The machine's settings from the command line, shared by `run` and `server`: capacity
-//! overrides, restart back-off, node name.
+//! overrides, restart back-off, node name, who is told when a job finishes.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,14 +12,14 @@ use trainctl_local::process::HelperCommand;
 use trainctl_local::runner::{RunSettings, Supervision};
 use trainctl_local::{CapacityOverrides, NodeCapacity};
 
-use crate::cli::MachineArgs;
+use crate::cli::{CapacityArgs, MachineArgs};
 
 /// The runner's settings: how replicas are supervised, this machine's capacity (detected, with
-/// the flags' overrides), the restart back-off.
+/// the flags' overrides), the restart back-off, the notifications.
 pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<RunSettings> {
     Ok(RunSettings {
         supervision,
-        capacity: NodeCapacity::detect_with(&capacity_overrides(args)?),
+        capacity: NodeCapacity::detect_with(&capacity_overrides(&args.capacity)?),
         backoff: RestartBackoff {
             initial: args.restart_backoff,
             max: args.restart_backoff_max.max(args.restart_backoff),
@@ -27,6 +27,7 @@ pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<
         node_name: node_name(),
         admission_poll: Duration::from_secs(1),
         log_limit: args.logs.limit(),
+        notify: args.notify.settings(),
     })
 }
 
@@ -50,7 +51,8 @@ fn this_binary(subcommand: &str) -> HelperCommand {
     }
 }
 
-fn capacity_overrides(args: &MachineArgs) -> anyhow::Result<CapacityOverrides> {
+/// The capacity the flags (or their environment variables) say, in place of what is detected.
+pub fn capacity_overrides(args: &CapacityArgs) -> anyhow::Result<CapacityOverrides> {
     type Read = fn(&Quantity) -> Result<u64, quantity::InvalidQuantity>;
     let amount = |flag: &str, text: &Option<String>, read: Read| {
         text.as_ref()

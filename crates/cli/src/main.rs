@@ -9,6 +9,9 @@ mod commands;
 mod diagnostics;
 mod machine;
 mod output;
+mod paint;
+mod selection;
+mod selector;
 mod state;
 mod summary;
 mod table;
@@ -19,10 +22,8 @@ mod wait_for;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_or_exit();
     match commands::run(cli) {
         Ok(code) => code,
         // The reader went away (`trainctl render ... | head`): nothing to say, as for the

@@ -6,14 +6,16 @@ use std::time::Duration;
 use trainctl_local::process::logs::Console;
 use trainctl_local::runner::{RunEnd, RunReport};
 
+use crate::paint;
 use crate::table::Table;
 
 /// Prints the summary on stderr.
 pub fn print(report: &RunReport, console: &Console) {
     let job = &report.job;
+    let colour = paint::stderr_takes_colour();
     let outcome = match report.end {
         RunEnd::Succeeded => "Succeeded".to_owned(),
-        RunEnd::Failed => "Failed".to_owned(),
+        RunEnd::Failed => paint::painted("Failed", paint::state_colour("Failed"), colour),
         RunEnd::Interrupted(signal) => format!("interrupted ({})", signal.as_str()),
         RunEnd::Suspended => "suspended".to_owned(),
         RunEnd::Deleted => "deleted".to_owned(),
@@ -63,7 +65,12 @@ pub fn print(report: &RunReport, console: &Console) {
             },
         ]);
     }
-    for line in table.render().lines() {
+    let rendered = if colour {
+        table.render_painted(paint::state_colour)
+    } else {
+        table.render()
+    };
+    for line in rendered.lines() {
         let _ = write!(text, "\n  {line}");
     }
     console.say(&text);

@@ -1,5 +1,7 @@
 //! Plain-text tables, as kubectl prints them: left-aligned columns, three spaces apart.
 
+use std::fmt::Write as _;
+
 /// A table being built.
 #[derive(Debug, Clone)]
 pub struct Table {
@@ -12,6 +14,15 @@ impl Table {
         Table {
             rows: vec![headers.iter().map(|h| (*h).to_owned()).collect()],
         }
+    }
+
+    /// A table of `headers` and `rows` whose number of columns is known only when running
+    /// (custom columns).
+    pub fn from_rows(headers: Vec<String>, rows: Vec<Vec<String>>) -> Table {
+        let mut all = Vec::with_capacity(rows.len() + 1);
+        all.push(headers);
+        all.extend(rows);
+        Table { rows: all }
     }
 
     /// Adds a row.
@@ -33,6 +44,12 @@ impl Table {
 
     /// The table as lines, each ending in a newline; trailing spaces trimmed.
     pub fn render(&self) -> String {
+        self.render_painted(|_| None)
+    }
+
+    /// The table as [`Table::render`] lays it out, each cell for which `colour` gives an SGR
+    /// colour (`31`: red) in that colour.
+    pub fn render_painted(&self, colour: impl Fn(&str) -> Option<&'static str>) -> String {
         let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
             .map(|c| {
@@ -48,7 +65,12 @@ impl Table {
         for row in &self.rows {
             let mut line = String::new();
             for (cell, width) in row.iter().zip(&widths) {
-                line.push_str(cell);
+                match colour(cell) {
+                    Some(code) => {
+                        let _ = write!(line, "\x1b[{code}m{cell}\x1b[0m");
+                    }
+                    None => line.push_str(cell),
+                }
                 line.extend(std::iter::repeat_n(' ', width - cell.chars().count() + 3));
             }
             out.push_str(line.trim_end());
@@ -69,6 +91,19 @@ mod tests {
         assert_eq!(
             table.render(),
             "NAME          STATE\ndigits-mwms   Succeeded\n"
+        );
+    }
+
+    #[test]
+    fn painted_cells_keep_the_columns_aligned() {
+        let mut table = Table::new(["NAME", "STATE", "AGE"]);
+        table.row(["a".to_owned(), "Failed".to_owned(), "5s".to_owned()]);
+        table.row(["b".to_owned(), "Succeeded".to_owned(), "6s".to_owned()]);
+        assert_eq!(
+            table.render_painted(|cell| (cell == "Failed").then_some("31")),
+            "NAME   STATE       AGE\n\
+             a      \x1b[31mFailed\x1b[0m      5s\n\
+             b      Succeeded   6s\n"
         );
     }
 }

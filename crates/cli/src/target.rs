@@ -1,9 +1,10 @@
-//! The job a command names as `[KIND] NAME` in a namespace, and finding it in the state database.
+//! A job a command names, in a namespace, and finding it in the state database.
 
 use std::path::Path;
 
 use anyhow::Context;
 use trainctl_api::JobKind;
+use trainctl_api::kind::UnknownKind;
 use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::JobArgs;
@@ -24,10 +25,20 @@ pub struct Target<'a> {
 }
 
 impl<'a> Target<'a> {
-    /// Reads `[KIND] NAME` and `-n`, in `default_namespace` without `-n`.
+    /// Reads `[KIND] NAME` or `KIND/NAME`, and `-n`, in `default_namespace` without `-n`.
     pub fn parse(args: &'a JobArgs, default_namespace: &'a str) -> anyhow::Result<Target<'a>> {
         let (kind, name) = match args.target.as_slice() {
-            [name] => (None, name.as_str()),
+            [word] => match word.split_once('/') {
+                Some((kind, name)) if !name.is_empty() && !name.contains('/') => (
+                    Some(
+                        kind.parse::<JobKind>()
+                            .with_context(|| format!("`{word}`"))?,
+                    ),
+                    name,
+                ),
+                Some(_) => anyhow::bail!("`{word}`: expected KIND/NAME, as `tfjob/mnist`"),
+                None => (None, word.as_str()),
+            },
             [kind, name] => (
                 Some(kind.parse::<JobKind>().context("KIND")?),
                 name.as_str(),
@@ -67,9 +78,26 @@ impl<'a> Target<'a> {
         )
     }
 
-    /// The job named; an error when there is none, or several.
+    /// The job named; an error when there is none (saying in which other namespaces a job of
+    /// that name is), or several.
     pub fn get(&self, store: &Store, command: &str) -> anyhow::Result<JobRecord> {
-        self.find(store, command)?.ok_or_else(|| self.not_found())
+        match self.find(store, command)? {
+            Some(record) => Ok(record),
+            None => Err(self.not_found_in(store, Some("trainctl get"))?),
+        }
+    }
+
+    /// The error for a job that does not exist in its namespace, with the namespaces of the
+    /// jobs of that name (and kind, when given) in the store; `see` is the command that lists
+    /// jobs, to point at (none from that command itself).
+    pub fn not_found_in(&self, store: &Store, see: Option<&str>) -> anyhow::Result<anyhow::Error> {
+        let elsewhere: Vec<String> = store
+            .jobs(None, self.kind)?
+            .into_iter()
+            .filter(|record| record.name == self.name)
+            .map(|record| record.namespace)
+            .collect();
+        Ok(self.not_found_elsewhere(see, &elsewhere))
     }
 
     /// The job's address on the server; its kind, when not given, is the one of the job of
@@ -93,11 +121,28 @@ impl<'a> Target<'a> {
 
     /// The error for a job that does not exist, pointing at `get`, the command that lists jobs.
     pub fn not_found_by(&self, get: &str) -> anyhow::Error {
-        anyhow::anyhow!(
-            "{} \"{}\" not found in namespace \"{}\" (see `{get}`)",
-            self.kind.map_or("job", JobKind::singular),
-            self.name,
-            self.namespace
-        )
+        self.not_found_elsewhere(Some(get), &[])
+    }
+
+    /// The error for a job that does not exist in its namespace, when jobs of that name are in
+    /// the namespaces `elsewhere`: it says where, as a user would look next. A name that is a
+    /// mistyped kind (`tfjbs`) gets the kind's spelling.
+    pub fn not_found_elsewhere(&self, see: Option<&str>, elsewhere: &[String]) -> anyhow::Error {
+        let what = self.kind.map_or("job", JobKind::singular);
+        let (name, namespace) = (self.name, self.namespace);
+        let hint = match elsewhere {
+            [] => match UnknownKind(name.to_owned()).closest_spelling() {
+                Some(kind) if self.kind.is_none() => {
+                    format!("; to list a kind: `trainctl get {kind}`")
+                }
+                _ => see.map(|get| format!(" (see `{get}`)")).unwrap_or_default(),
+            },
+            [other] => format!(" (found in namespace {other}: add -n {other}, or -A)"),
+            several => format!(
+                " (found in namespaces {}: add -n NAMESPACE, or -A)",
+                several.join(", ")
+            ),
+        };
+        anyhow::anyhow!("{what} \"{name}\" not found in namespace \"{namespace}\"{hint}")
     }
 }

@@ -16,7 +16,7 @@ use trainctl_api::manifest::MAX_MANIFEST_BYTES;
 const MIB: usize = 1024 * 1024;
 
 /// What the CLI prints for standard input past the limit.
-const STDIN_TOO_LARGE: &str = "-:1:1: standard input holds more than 16 MiB; manifests are limited \
+const STDIN_TOO_LARGE: &str = "-: standard input holds more than 16 MiB; manifests are limited \
      to 16 MiB (the Kubernetes API server accepts at most 3 MiB per object)\n1 error\n";
 
 /// Runs `trainctl args` with its standard input fed by `feed` (given the pipe, it says how many
@@ -101,7 +101,7 @@ fn a_device_without_end_is_refused_naming_it() {
         (run.code, run.stderr.as_str()),
         (
             Some(2),
-            "/dev/zero:1:1: the file holds more than 16 MiB; manifests are limited to 16 MiB (the \
+            "/dev/zero: the file holds more than 16 MiB; manifests are limited to 16 MiB (the \
              Kubernetes API server accepts at most 3 MiB per object)\n1 error\n"
         )
     );
@@ -172,7 +172,7 @@ fn the_server_takes_every_manifest_the_cli_takes_and_the_cli_sends_none_past_the
         (
             Some(2),
             format!(
-                "{manifest}:1:1: the file is 17.0 MiB; manifests are limited to 16 MiB (the \
+                "{manifest}: the file is 17.0 MiB; manifests are limited to 16 MiB (the \
                  Kubernetes API server accepts at most 3 MiB per object)\n1 error\n"
             )
         )

@@ -76,6 +76,29 @@ fn errors_and_warnings_are_counted_apart() {
 }
 
 #[test]
+fn a_users_own_tf_config_is_warned_about_as_replaced() {
+    let path = common::fixtures().join("seeds/allreduce-tfjob.yaml");
+    let shown = path.display().to_string();
+    let run = trainctl(&["validate", "-f", &shown]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{shown}:16:19: warning: spec.tfReplicaSpecs[Chief].template.spec.containers[0].env[0]: \
+             `TF_CONFIG` is replaced by the one the operator injects into every replica of a \
+             distributed TFJob (as Kubeflow's operator does): this value is never seen; remove it\n"
+        )
+    );
+    // A job of one replica gets no `TF_CONFIG`: the user's stands, and nothing is said.
+    let single = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: one}\nspec:\n  \
+                  tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        \
+                  spec:\n          containers:\n          - name: tensorflow\n            image: tf\n            \
+                  env: [{name: TF_CONFIG, value: '{}'}]\n";
+    let run = common::trainctl_with_stdin(&["validate", "-f", "-"], single);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
+}
+
+#[test]
 fn v1alpha1_tfjob_is_converted_with_a_warning() {
     let path = common::fixtures().join("seeds/mnist-simple-gpu-dist-v1alpha1.yaml");
     let shown = path.display().to_string();

@@ -11,10 +11,14 @@
 //! - [`store`]: the SQLite state database (it names a job's owner by its process identity);
 //! - [`runner`]: one job's run, which executes the engine's plans with all of the above.
 //!
+//! Beside the runner, [`notify`]: the notification of a finished job, to the `--on-finish`
+//! command and the `--webhook`s (it reads the replicas' logs; the runner starts it).
+//!
 //! Beside them, [`state_dir`]: the state directory kept its owner's alone (mode 0700, files
 //! 0600), used by every part and command that touches it.
 
 pub mod kubelet;
+pub mod notify;
 pub mod process;
 pub mod runner;
 pub mod state_dir;

@@ -19,7 +19,7 @@ use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_api::manifest::check_namespace;
 
-use crate::logs::{self, LogStream};
+use crate::logs::{self, LogQuery, LogStream};
 use crate::supervisor::Supervisor;
 use errors::{error, failed};
 
@@ -244,12 +244,19 @@ async fn resume(State(api): State<Api>, Path(path): Path<JobPath>) -> Response {
     }
 }
 
-/// Query of the logs endpoint.
+/// Query of the logs endpoint: the Kubernetes pod log API's parameters.
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct LogsQuery {
     replica: Option<String>,
     #[serde(default)]
     follow: bool,
+    tail_lines: Option<i64>,
+    since_seconds: Option<i64>,
+    #[serde(default)]
+    timestamps: bool,
+    #[serde(default)]
+    previous: bool,
 }
 
 async fn logs(
@@ -281,13 +288,41 @@ async fn logs(
             );
         }
     }
-    let uid = view.uid;
-    let stream = LogStream::new(
-        Arc::clone(&api.supervisor),
-        uid,
-        query.replica,
-        query.follow,
-    );
+    // As the Kubernetes API: a negative tail is no tail, a since must be positive.
+    let since_seconds = match query.since_seconds {
+        Some(seconds) if seconds <= 0 => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &format!("sinceSeconds is {seconds}: it must be more than 0"),
+                &[],
+            );
+        }
+        since => since.map(i64::unsigned_abs),
+    };
+    let wanted = LogQuery {
+        replica: query.replica,
+        follow: query.follow,
+        tail_lines: query
+            .tail_lines
+            .and_then(|lines| usize::try_from(lines).ok()),
+        since_seconds,
+        timestamps: query.timestamps,
+        previous: query.previous,
+    };
+    let runs = if wanted.previous {
+        let job = format!("{} {}/{}", view.kind, view.namespace, view.name);
+        let sources = match api.supervisor.log_sources(&view.uid) {
+            Ok((sources, _)) => sources,
+            Err(failure) => return failed(&failure),
+        };
+        match logs::previous_runs(&job, &sources, wanted.replica.as_deref()) {
+            Ok(runs) => Some(runs),
+            Err(none) => return error(StatusCode::BAD_REQUEST, &none.to_string(), &[]),
+        }
+    } else {
+        None
+    };
+    let stream = LogStream::new(Arc::clone(&api.supervisor), view.uid, wanted, runs);
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,

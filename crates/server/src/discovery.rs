@@ -20,6 +20,25 @@ pub struct ServerAddress {
     pub url: String,
     /// The server's process id.
     pub pid: u32,
+    /// The server's version (`0.1.0`); empty from a server older than this field.
+    #[serde(default)]
+    pub version: String,
+    /// The capacity the server admits jobs against (this machine's, or what its flags say);
+    /// absent from a server older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<PublishedCapacity>,
+}
+
+/// A server's capacity, as `server.json` says it for `trainctl top node`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishedCapacity {
+    /// CPU in millicores.
+    pub cpu_millis: u64,
+    /// Memory in bytes (`u64::MAX`: unknown).
+    pub memory_bytes: u64,
+    /// The GPUs' indices.
+    pub gpus: Vec<u32>,
 }
 
 /// A fresh random token: 64 hex digits.
@@ -59,6 +78,8 @@ mod tests {
     fn files_are_private_and_read_back() {
         let dir = tempfile::tempdir().expect("tempdir");
         let address = ServerAddress {
+            version: "0.1.0".to_owned(),
+            capacity: None,
             url: "http://127.0.0.1:4242".to_owned(),
             pid: std::process::id(),
         };

@@ -1,10 +1,13 @@
 //! `trainctl server`: the local control plane. It keeps every submitted job in the state
-//! database, queues them for this machine's capacity ([`queue`]), runs each with the same runner
-//! as `trainctl run` ([`supervisor`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
+//! database, queues them for this machine's capacity ([`queue`], with [`backfill`]), runs each
+//! with the same runner as `trainctl run` ([`supervisor`]), says on its log what happens to each
+//! job ([`journal`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
 
 pub mod api;
+pub mod backfill;
 mod connections;
 pub mod discovery;
+pub mod journal;
 pub mod metrics;
 mod openapi;
 pub mod queue;
@@ -17,7 +20,7 @@ mod logs;
 
 use std::net::SocketAddr;
 
-use discovery::ServerAddress;
+use discovery::{PublishedCapacity, ServerAddress};
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +65,11 @@ pub async fn serve(
         move |source| ServeError::Io { operation, source }
     };
     let state_dir = config.state_dir.clone();
+    let capacity = PublishedCapacity {
+        cpu_millis: config.settings.capacity.cpu_millis,
+        memory_bytes: config.settings.capacity.memory_bytes,
+        gpus: config.settings.capacity.gpus.clone(),
+    };
     let open_files = raise_open_files_limit();
     let supervisor = Supervisor::start(config)?;
     let listener = tokio::net::TcpListener::bind(listen)
@@ -74,6 +82,8 @@ pub async fn serve(
     let address = ServerAddress {
         url: format!("http://{bound}"),
         pid: std::process::id(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        capacity: Some(capacity),
     };
     discovery::publish(&state_dir, &address, &token)
         .map_err(io("cannot write server.json and server.token"))?;

@@ -86,11 +86,21 @@ pub fn document() -> Value {
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}/logs": {
                 "parameters": job_path,
-                "get": with(operation("The job's logs, streamed", json!({
-                        "200": text("The logs", "text/plain"), "404": error("No such job, or no such replica of it") })),
+                "get": with(operation("The job's logs, streamed, with a separator line where a replica restarted", json!({
+                        "200": text("The logs", "text/plain"),
+                        "400": error("sinceSeconds is not more than 0; or previous, and the replica asked for (or every replica) has not restarted"),
+                        "404": error("No such job, or no such replica of it") })),
                     json!({ "parameters": [
                         string("replica", "query", "One replica, e.g. worker-0; all, prefixed, when omitted"),
-                        { "name": "follow", "in": "query", "required": false, "description": "true: stream until the job has finished",
+                        { "name": "follow", "in": "query", "required": false, "description": "true: stream until the job has finished (not with previous)",
+                          "schema": { "type": "boolean" } },
+                        { "name": "tailLines", "in": "query", "required": false, "description": "Only the last lines of each replica's log (then, followed, what follows); negative: all",
+                          "schema": { "type": "integer" } },
+                        { "name": "sinceSeconds", "in": "query", "required": false, "description": "Only the lines written within this many seconds (lines of unknown time are left out)",
+                          "schema": { "type": "integer", "minimum": 1 } },
+                        { "name": "timestamps", "in": "query", "required": false, "description": "true: each line after its time, RFC 3339 with nanoseconds (none for a line whose time is not known)",
+                          "schema": { "type": "boolean" } },
+                        { "name": "previous", "in": "query", "required": false, "description": "true: each replica's run before its last restart",
                           "schema": { "type": "boolean" } }] }))
             }
         }

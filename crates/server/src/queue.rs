@@ -1,69 +1,167 @@
 //! The admission queue: which waiting job may take its resources next.
 //!
-//! The policy, as `docs/server.md` states it: jobs wait in order of priority (higher first), then
-//! of submission (first come, first served). Only the job at the head of the queue tries to take
-//! its resources; the jobs behind it wait even when they would fit, so a large job at the head
-//! is never overtaken forever by a stream of small ones (no starvation within a priority). A job
-//! leaves the queue when it is admitted, suspended, deleted or fails.
+//! The policy, as `docs/server.md` states it ("Queue order and backfill"): jobs wait in order of
+//! priority (higher first), then of submission (first come, first served). The job at the head
+//! takes its resources as soon as they are free. A job behind it may start first when it would
+//! delay no job ahead of it ([`backfill`](crate::backfill) has the rule): it must fit in what the
+//! head cannot use now, and every job it overtakes keeps its whole request reserved out of the
+//! machine's capacity, against the running jobs that overtook it. A job leaves the queue when it
+//! is admitted, suspended, deleted or fails; a job that overtook others counts against them
+//! until its run ends.
 //!
-//! Only the head is woken, when it becomes the head or when resources are given back: the jobs
-//! behind it sleep, so a queue of a thousand jobs costs nothing per admission but the next one.
+//! Only the head is woken when it becomes the head or when resources are given back; when it
+//! does not fit, its try finds which jobs behind it may start (with what it saw free, inside the
+//! store's reservation) and wakes those. The other jobs sleep and never touch the store, so a
+//! queue of a thousand jobs costs no more per admission than the one walk through it in memory.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+use trainctl_engine::reconcile::Resource;
+use trainctl_local::kubelet::admission::{Amounts, amount_words};
+
+use crate::backfill::{self, Blocked, Queued};
 
 /// One waiting job.
 #[derive(Debug, Clone)]
 struct Entry {
     uid: String,
+    /// `tfjob/default/mnist`, as messages name it.
+    label: String,
     priority: i32,
-    /// Submission order.
+    /// Submission order; unique to this stay in the queue.
     seq: u64,
     /// When it was queued.
     since: Instant,
     /// Woken when it may be its turn.
     turn: Arc<Notify>,
+    /// What it asks for, once it has tried.
+    request: Option<Amounts>,
+    /// What the running jobs that overtook it hold together.
+    overtaken_by: Amounts,
+    /// Whether it is to try at its next wake-up though it is not the head: its first try, or
+    /// the head found that it may start now.
+    may_try: bool,
+    /// Why it could not start before the jobs ahead at its last try.
+    blocked: Option<Blocking>,
+}
+
+impl Entry {
+    fn as_queued(&self) -> Queued {
+        Queued {
+            request: self.request,
+            overtaken_by: self.overtaken_by,
+        }
+    }
+}
+
+/// Why a job behind the head did not start at its last try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Blocking {
+    /// Too little is free: `(resource, wanted, free)`.
+    NotFree(Vec<(Resource, u64, u64)>),
+    /// Starting would have delayed the job of this `seq`.
+    WouldDelay(u64),
+}
+
+/// A running job that started by overtaking queued jobs.
+#[derive(Debug, Clone)]
+struct Overtaker {
+    /// What it holds.
+    holds: Amounts,
+    /// The `seq`s of the stays in the queue it overtook.
+    overtook: HashSet<u64>,
+}
+
+/// The queue and the jobs that overtook it.
+#[derive(Debug, Default)]
+struct State {
+    /// What the machine has in all.
+    capacity: Amounts,
+    /// In order: the head first.
+    entries: Vec<Entry>,
+    /// The running jobs that started by backfill, by uid.
+    overtakers: HashMap<String, Overtaker>,
+}
+
+/// What the queue decided for a job that asked to take its resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// It takes them, and has left the queue.
+    Take(Admitted),
+    /// It is the head, and does not fit what is free.
+    Short,
+    /// It is behind others and may not start before them.
+    Behind,
+}
+
+/// How a job was admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Admitted {
+    /// How long it waited in the queue; `None` when it was not queued.
+    pub waited: Option<Duration>,
+    /// Whether it started before jobs ahead of it (backfill).
+    pub backfilled: bool,
 }
 
 /// The queue, shared by the server and every waiting run.
 #[derive(Debug, Default)]
 pub struct Queue {
-    entries: Mutex<Vec<Entry>>,
+    state: Mutex<State>,
 }
 
 impl Queue {
-    /// Queues the job `uid` behind every job of its priority or higher already queued.
-    pub fn push(&self, uid: &str, priority: i32, seq: u64) {
-        let mut entries = self.lock();
-        if entries.iter().any(|entry| entry.uid == uid) {
-            return;
+    /// An empty queue for a machine with `capacity` in all.
+    #[must_use]
+    pub fn new(capacity: Amounts) -> Queue {
+        Queue {
+            state: Mutex::new(State {
+                capacity,
+                ..State::default()
+            }),
         }
-        let at = entries
+    }
+
+    /// Queues the job `uid` (named `label` in messages) behind every job of its priority or
+    /// higher already queued; how many jobs are ahead of it.
+    pub fn push(&self, uid: &str, label: &str, priority: i32, seq: u64) -> usize {
+        let mut state = self.lock();
+        if let Some(at) = state.entries.iter().position(|entry| entry.uid == uid) {
+            return at;
+        }
+        let at = state
+            .entries
             .iter()
             .position(|entry| {
                 (priority, std::cmp::Reverse(seq)) > (entry.priority, std::cmp::Reverse(entry.seq))
             })
-            .unwrap_or(entries.len());
-        entries.insert(
+            .unwrap_or(state.entries.len());
+        state.entries.insert(
             at,
             Entry {
                 uid: uid.to_owned(),
+                label: label.to_owned(),
                 priority,
                 seq,
                 since: Instant::now(),
                 turn: Arc::new(Notify::new()),
+                request: None,
+                overtaken_by: Amounts::default(),
+                may_try: true,
+                blocked: None,
             },
         );
         if at == 0 {
-            wake_head(&entries);
+            wake_head(&state.entries);
         }
+        at
     }
 
     /// How many jobs wait.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().entries.len()
     }
 
     /// Whether no job waits.
@@ -71,44 +169,174 @@ impl Queue {
         self.len() == 0
     }
 
-    /// Tells the head that resources were given back: it tries again.
-    pub fn moved(&self) {
-        wake_head(&self.lock());
-    }
-
     /// What wakes the job `uid` when it may be its turn; `None` when it is not queued.
     pub fn turn(&self, uid: &str) -> Option<Arc<Notify>> {
         self.lock()
+            .entries
             .iter()
             .find(|entry| entry.uid == uid)
             .map(|entry| Arc::clone(&entry.turn))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Queue {
     /// How many jobs are ahead of the job `uid`; `None` when it is not queued.
     pub fn position(&self, uid: &str) -> Option<u32> {
-        let entries = self.lock();
-        entries
+        self.lock()
+            .entries
             .iter()
             .position(|entry| entry.uid == uid)
             .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
     }
 
-    /// The job `uid` leaves the queue (admitted, suspended, deleted or ended); how long it
-    /// waited, or `None` when it was not queued.
-    pub fn leave(&self, uid: &str) -> Option<Duration> {
-        let mut entries = self.lock();
-        let at = entries.iter().position(|entry| entry.uid == uid)?;
-        let entry = entries.remove(at);
-        if at == 0 {
-            wake_head(&entries);
+    /// Whether the job `uid` is to try for its resources now: when it is not queued, at the
+    /// head, at its first try, or when the head found that it may start now.
+    pub fn may_try(&self, uid: &str) -> bool {
+        let state = self.lock();
+        match state.entries.iter().position(|entry| entry.uid == uid) {
+            None | Some(0) => true,
+            Some(at) => state.entries[at].may_try,
         }
-        Some(entry.since.elapsed())
+    }
+
+    /// Decides whether the job `uid`, which asks for `request`, takes it now, with `free` free
+    /// on the machine; `fits` is whether `request` fits what is free. To be called where no
+    /// other job takes resources meanwhile (inside the store's reservation). A job not queued
+    /// takes what fits, as a head does; a head that does not fit wakes the jobs behind it that
+    /// may start now.
+    pub fn decide(&self, uid: &str, request: &Amounts, free: &Amounts, fits: bool) -> Decision {
+        let mut state = self.lock();
+        let Some(at) = state.entries.iter().position(|entry| entry.uid == uid) else {
+            // Not queued (a job taken over from a server that died, admitted afresh).
+            return if fits {
+                Decision::Take(Admitted {
+                    waited: None,
+                    backfilled: false,
+                })
+            } else {
+                Decision::Short
+            };
+        };
+        let entry = &mut state.entries[at];
+        entry.request = Some(*request);
+        entry.may_try = false;
+        entry.blocked = None;
+        if at == 0 {
+            if fits {
+                let head = state.entries.remove(0);
+                wake_head(&state.entries);
+                return Decision::Take(Admitted {
+                    waited: Some(head.since.elapsed()),
+                    backfilled: false,
+                });
+            }
+            state.wake_starters(free);
+            return Decision::Short;
+        }
+        let ahead: Vec<Queued> = state.entries[..at].iter().map(Entry::as_queued).collect();
+        let blocking = match backfill::may_start(&state.capacity, free, &ahead, request) {
+            Ok(()) if fits => return state.overtake(at),
+            Ok(()) => Some(Blocking::NotFree(Vec::new())),
+            Err(Blocked::NotFree(short)) => Some(Blocking::NotFree(short)),
+            Err(Blocked::WouldDelay(place)) => Some(Blocking::WouldDelay(state.entries[place].seq)),
+            Err(Blocked::NotTried(_)) => None,
+        };
+        state.entries[at].blocked = blocking;
+        Decision::Behind
+    }
+
+    /// The run of the job `uid` is over, admitted or not: it leaves the queue if it waited
+    /// there, and no longer counts against the jobs it overtook. The head tries again: what the
+    /// job held, or the place it kept, may let the head or a job behind it start.
+    pub fn ended(&self, uid: &str) {
+        let mut state = self.lock();
+        state.entries.retain(|entry| entry.uid != uid);
+        if let Some(overtaker) = state.overtakers.remove(uid) {
+            for entry in &mut state.entries {
+                if overtaker.overtook.contains(&entry.seq) {
+                    entry.overtaken_by = entry.overtaken_by.minus(&overtaker.holds);
+                }
+            }
+        }
+        wake_head(&state.entries);
+    }
+
+    /// Why the job `uid`, queued behind others, waits: `queued behind 2 jobs`, and what keeps it
+    /// from starting before them, as of its last try (`; would delay tfjob/default/h at the head
+    /// of the queue`). `None` at the head or when not queued.
+    pub fn why_behind(&self, uid: &str) -> Option<String> {
+        let state = self.lock();
+        let at = state.entries.iter().position(|entry| entry.uid == uid)?;
+        if at == 0 {
+            return None;
+        }
+        let them = if at == 1 { "it" } else { "them" };
+        let why = match &state.entries[at].blocked {
+            Some(Blocking::NotFree(short)) if !short.is_empty() => {
+                let wants: Vec<String> = short
+                    .iter()
+                    .map(|&(resource, wanted, free)| {
+                        format!(
+                            "{}, {} free",
+                            amount_words(resource, wanted),
+                            amount_words(resource, free)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "; too large to start before {them}: wants {}",
+                    wants.join(" and ")
+                )
+            }
+            Some(Blocking::WouldDelay(seq)) => {
+                match state.entries[..at].iter().position(|e| e.seq == *seq) {
+                    Some(0) => format!(
+                        "; would delay {} at the head of the queue",
+                        state.entries[0].label
+                    ),
+                    Some(place) => format!(
+                        "; would delay {}, {} in the queue",
+                        state.entries[place].label,
+                        ordinal(place + 1)
+                    ),
+                    None => String::new(),
+                }
+            }
+            Some(Blocking::NotFree(_)) | None => String::new(),
+        };
+        let jobs = if at == 1 { "job" } else { "jobs" };
+        Some(format!("queued behind {at} {jobs}{why}"))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl State {
+    /// The job at `at`, behind the head, starts by overtaking every job ahead of it.
+    fn overtake(&mut self, at: usize) -> Decision {
+        let entry = self.entries.remove(at);
+        let holds = entry.request.unwrap_or_default();
+        let mut overtook = HashSet::with_capacity(at);
+        for ahead in &mut self.entries[..at] {
+            ahead.overtaken_by = ahead.overtaken_by.plus(&holds);
+            overtook.insert(ahead.seq);
+        }
+        self.overtakers
+            .insert(entry.uid, Overtaker { holds, overtook });
+        Decision::Take(Admitted {
+            waited: Some(entry.since.elapsed()),
+            backfilled: true,
+        })
+    }
+
+    /// Wakes the jobs behind the head (which does not fit `free`) that may start now.
+    fn wake_starters(&mut self, free: &Amounts) {
+        let queue: Vec<Queued> = self.entries.iter().map(Entry::as_queued).collect();
+        for place in backfill::starters(&self.capacity, free, &queue) {
+            let entry = &mut self.entries[place];
+            entry.may_try = true;
+            entry.turn.notify_one();
+        }
     }
 }
 
@@ -119,84 +347,17 @@ fn wake_head(entries: &[Entry]) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_come_first_served_within_a_priority() {
-        let queue = Queue::default();
-        queue.push("a", 0, 1);
-        queue.push("b", 0, 2);
-        queue.push("c", 0, 3);
-        assert_eq!(
-            ["a", "b", "c"].map(|uid| queue.position(uid)),
-            [Some(0), Some(1), Some(2)]
-        );
-    }
-
-    #[test]
-    fn higher_priority_goes_first_then_submission_order() {
-        let queue = Queue::default();
-        queue.push("low", 0, 1);
-        queue.push("high-late", 100, 3);
-        queue.push("high-early", 100, 2);
-        queue.push("mid", 50, 4);
-        assert_eq!(
-            ["high-early", "high-late", "mid", "low"].map(|uid| queue.position(uid)),
-            [Some(0), Some(1), Some(2), Some(3)]
-        );
-    }
-
-    /// Whether `turn` was woken (consuming the wake-up).
-    fn woken(turn: &Notify) -> bool {
-        use std::future::Future as _;
-        let notified = std::pin::pin!(turn.notified());
-        let waker = std::task::Waker::noop();
-        notified
-            .poll(&mut std::task::Context::from_waker(waker))
-            .is_ready()
-    }
-
-    #[test]
-    fn leaving_moves_the_rest_up_and_wakes_only_the_new_head() {
-        let queue = Queue::default();
-        queue.push("a", 0, 1);
-        queue.push("b", 0, 2);
-        queue.push("c", 0, 3);
-        let [a, b, c] = ["a", "b", "c"].map(|uid| queue.turn(uid).expect("queued"));
-        assert!(woken(&a), "the first job is the head at once");
-        assert!(queue.leave("a").is_some());
-        assert!(queue.leave("a").is_none());
-        assert!(woken(&b), "b is the head now");
-        assert!(!woken(&c), "c still waits behind b");
-        assert_eq!(queue.position("b"), Some(0));
-        assert_eq!(queue.len(), 2);
-        queue.moved();
-        assert!(
-            woken(&b) && !woken(&c),
-            "resources given back: the head tries again"
-        );
-        assert!(queue.turn("a").is_none());
-    }
-
-    #[test]
-    fn a_job_of_higher_priority_that_takes_the_head_is_woken() {
-        let queue = Queue::default();
-        queue.push("low", 0, 1);
-        let low = queue.turn("low").expect("queued");
-        assert!(woken(&low));
-        queue.push("high", 10, 2);
-        assert!(woken(&queue.turn("high").expect("queued")));
-        assert!(!woken(&low));
-    }
-
-    #[test]
-    fn a_job_not_queued_has_nobody_ahead_and_pushing_twice_queues_once() {
-        let queue = Queue::default();
-        assert_eq!(queue.position("nobody"), None);
-        queue.push("a", 0, 1);
-        queue.push("a", 0, 1);
-        assert_eq!(queue.len(), 1);
-    }
+/// `1st`, `2nd`, `3rd`, `4th`, ... `11th`, `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,6 +2,9 @@
 //! job has a run (the same runner as `trainctl run`) on a task of its own; runs wait in the
 //! [`Queue`] for their resources; requests (suspend, delete, shutdown) reach a run as a
 //! [`StopRequest`]; finished jobs are deleted when their `ttlSecondsAfterFinished` runs out.
+//! Every transition of a job is a line on the server's log ([`journal`](crate::journal)).
+
+mod coordinate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -10,19 +13,21 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 use trainctl_api::validation::Severity;
 use trainctl_api::{JobConditionType, JobKind, TrainingJob};
-use trainctl_engine::reconcile::{Observed, Transition, reconcile};
+use trainctl_engine::reconcile::{Observed, reconcile};
+use trainctl_local::kubelet::admission::Amounts;
 use trainctl_local::process::Reaper;
 use trainctl_local::process::identity::ProcessIdentity;
 use trainctl_local::process::logs::Console;
 use trainctl_local::process::marker::all_marked_processes;
 use trainctl_local::runner::{
-    self, Coordinator, RunEnd, RunSettings, StopRequest, Stops, Supervision, new_record,
+    self, Coordinator, RunEnd, RunReport, RunSettings, StopRequest, Stops, Supervision, new_record,
 };
 use trainctl_local::store::{JobRecord, Store, StoreError};
 
+use crate::journal::{self, Journal};
 use crate::metrics::Metrics;
 use crate::queue::Queue;
 use crate::view::JobView;
@@ -74,6 +79,7 @@ pub struct Supervisor {
     seq: AtomicU64,
     metrics: Metrics,
     console: Console,
+    journal: Journal,
 }
 
 impl Supervisor {
@@ -87,17 +93,20 @@ impl Supervisor {
                 .connect_shim(&config.state_dir, shim)
                 .map_err(SupervisorError::Reaper)?;
         }
+        let capacity = Amounts::capacity(&config.settings.capacity);
         let supervisor = Arc::new(Supervisor {
             config,
             reaper,
-            queue: Queue::default(),
+            queue: Queue::new(capacity),
             store: Mutex::new(store),
             runs: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             metrics: Metrics::default(),
             console: Console::quiet(),
+            journal: Journal::default(),
         });
         supervisor.recover()?;
+        supervisor.read_restarts();
         Ok(supervisor)
     }
 
@@ -145,7 +154,13 @@ impl Supervisor {
                 self.expire_later(&record);
             } else if !record.job.run_policy().is_suspended() {
                 // The record still names the server before: the run takes its replicas over.
-                self.launch(record);
+                // A job that holds resources was admitted: it does not queue again.
+                let admitted = self.store().holds_resources(&record.uid)?;
+                let uid = record.uid.clone();
+                self.launch(record, !admitted);
+                if admitted {
+                    self.adopted(&uid)?;
+                }
             }
         }
         Ok(())
@@ -219,18 +234,23 @@ impl Supervisor {
         let mut views = Vec::new();
         for record in records {
             // Queued first, so the answer says where the job waits.
-            self.launch(record.clone());
+            self.launch(record.clone(), true);
             views.push(self.view_of(&record)?);
         }
         Ok(views)
     }
 
-    /// Starts the run of a recorded, unfinished job: it waits in the queue, then runs.
-    fn launch(self: &Arc<Self>, record: JobRecord) {
+    /// Starts the run of a recorded, unfinished job: when `queued`, it waits in the queue, then
+    /// runs.
+    fn launch(self: &Arc<Self>, record: JobRecord, queued: bool) {
         let uid = record.uid.clone();
-        if !record.job.run_policy().is_suspended() {
+        self.journal.launched(&uid, &record.job);
+        if queued && !record.job.run_policy().is_suspended() {
             let seq = self.seq.fetch_add(1, Ordering::Relaxed);
-            self.queue.push(&uid, self.priority(&record.job), seq);
+            let priority = self.priority(&record.job);
+            let label = journal::label(&record.job);
+            let ahead = self.queue.push(&uid, &label, priority, seq);
+            journal::queued(&record.job, priority, ahead);
         }
         let (stop, stops) = Stops::channel();
         let (ended_tx, ended) = watch::channel(false);
@@ -243,7 +263,7 @@ impl Supervisor {
         });
     }
 
-    async fn run(&self, record: JobRecord, stops: Stops) -> Option<RunEnd> {
+    async fn run(&self, record: JobRecord, stops: Stops) -> Option<RunReport> {
         let uid = record.uid.clone();
         let mut store = match Store::open(&self.config.state_dir) {
             Ok(store) => store,
@@ -264,7 +284,7 @@ impl Supervisor {
         )
         .await
         {
-            Ok(report) => Some(report.end),
+            Ok(report) => Some(report),
             Err(error) => {
                 tracing::error!(job = %uid, "the run failed: {error}");
                 None
@@ -272,15 +292,23 @@ impl Supervisor {
         }
     }
 
-    /// A run ended: its place in the queue and its resources are free.
-    fn ended(self: &Arc<Self>, uid: &str, end: Option<RunEnd>) {
+    /// A run ended: its place in the queue and its resources are free; the log says how it
+    /// ended (after the restarts recorded last).
+    fn ended(self: &Arc<Self>, uid: &str, report: Option<RunReport>) {
         self.runs().remove(uid);
-        let _ = self.queue.leave(uid);
-        self.queue.moved();
-        if matches!(end, Some(RunEnd::Succeeded | RunEnd::Failed))
-            && let Ok(Some(record)) = self.store().job_by_uid(uid)
-        {
-            self.expire_later(&record);
+        self.queue.ended(uid);
+        self.journal.read(&self.store(), Some(uid));
+        self.journal.ended(uid);
+        let Some(report) = report else { return };
+        match report.end {
+            RunEnd::Succeeded | RunEnd::Failed => {
+                journal::finished(&report.job, report.duration);
+                if let Ok(Some(record)) = self.store().job_by_uid(uid) {
+                    self.expire_later(&record);
+                }
+            }
+            RunEnd::Suspended => journal::suspended(&journal::label(&report.job)),
+            RunEnd::Deleted | RunEnd::Shutdown | RunEnd::Interrupted(_) => {}
         }
     }
 
@@ -304,7 +332,13 @@ impl Supervisor {
             };
             let plan = reconcile(&record.job, &Observed::default(), Timestamp::now());
             if plan.delete_job {
-                let _ = supervisor.remove(&record);
+                match supervisor.remove(&record) {
+                    Ok(()) => journal::deleted(&journal::label(&record.job)),
+                    Err(error) => tracing::warn!(
+                        job = journal::label(&record.job).as_str(),
+                        "cannot delete the job after its ttlSecondsAfterFinished: {error}"
+                    ),
+                }
             } else {
                 supervisor.expire_later(&record);
             }
@@ -373,6 +407,7 @@ impl Supervisor {
         let record = self.store().job_by_uid(&record.uid)?.unwrap_or(record);
         let view = self.view_of(&record)?;
         self.remove(&record)?;
+        journal::deleted(&journal::label(&record.job));
         Ok(view)
     }
 
@@ -396,6 +431,7 @@ impl Supervisor {
             job.run_policy_mut().suspend = Some(true);
             self.store()
                 .update_job(&record.uid, &job, record.retired_restarts, false)?;
+            journal::suspended(&journal::label(&job));
         }
         self.get(namespace, kind, name)
     }
@@ -417,7 +453,8 @@ impl Supervisor {
                 record.finished,
             )?;
             if !record.finished {
-                self.launch(record);
+                journal::resumed(&journal::label(&record.job));
+                self.launch(record, true);
             }
         }
         self.get(namespace, kind, name)
@@ -476,14 +513,14 @@ impl Supervisor {
         Ok(JobView::of(record, &replicas, &[], self.waiting(record)))
     }
 
-    /// Why a queued job waits: the jobs ahead of it, or (at the head) what the engine said.
+    /// Why a queued job waits: the jobs ahead of it and what keeps it from starting before
+    /// them, or (at the head) what the engine said.
     fn waiting(&self, record: &JobRecord) -> Option<String> {
         let ahead = self.queue.position(&record.uid)?;
         Some(if ahead > 0 {
-            format!(
-                "queued behind {ahead} job{}",
-                if ahead == 1 { "" } else { "s" }
-            )
+            self.queue
+                .why_behind(&record.uid)
+                .unwrap_or_else(|| "queued behind other jobs".to_owned())
         } else {
             record
                 .job
@@ -510,25 +547,5 @@ impl Supervisor {
 
     fn runs(&self) -> MutexGuard<'_, HashMap<String, RunHandle>> {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Coordinator for Supervisor {
-    fn ahead(&self, uid: &str) -> u32 {
-        self.queue.position(uid).unwrap_or(0)
-    }
-
-    fn leave(&self, uid: &str) {
-        if let Some(waited) = self.queue.leave(uid) {
-            self.metrics.admitted(waited);
-        }
-    }
-
-    fn turn(&self, uid: &str) -> Option<Arc<Notify>> {
-        self.queue.turn(uid)
-    }
-
-    fn reconciled(&self, job: &TrainingJob, transitions: &[Transition], took: Duration) {
-        self.metrics.reconciled(job, transitions, took);
     }
 }

@@ -7,7 +7,7 @@ use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, ScanError};
 
 use crate::field_path::{FieldPath, Segment};
 
-/// A 1-based line and column in a file.
+/// A 1-based line and column in a file ([`Position::WHOLE_FILE`]: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Position {
     /// Line, from 1.
@@ -19,6 +19,9 @@ pub struct Position {
 impl Position {
     /// The start of a file.
     pub const START: Position = Position { line: 1, column: 1 };
+    /// The file as a whole, for what is not at a place in it (it cannot be read, it is too
+    /// large): shown without a line and column.
+    pub const WHOLE_FILE: Position = Position { line: 0, column: 0 };
 }
 
 /// Where one node is: its key (when in a mapping) and its value.

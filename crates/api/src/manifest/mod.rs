@@ -48,7 +48,7 @@ pub struct Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
-    /// `FILE:LINE:COL: PATH: message`, with `warning: ` before the path for warnings; control
+    /// `FILE:LINE:COL: PATH: message` (`FILE: message` for the file as a whole), with `warning: ` before the path for warnings; control
     /// characters (from the manifest, or the file's name) escaped as `\u{1b}`, so that a
     /// diagnostic is one line and cannot drive the terminal.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -63,10 +63,14 @@ impl fmt::Display for Diagnostic {
             .as_ref()
             .map(|path| format!("{path}: "))
             .unwrap_or_default();
-        let line = format!(
-            "{}:{line}:{column}: {warning}{path}{}",
-            self.source, self.message
-        );
+        let line = if self.position == Position::WHOLE_FILE {
+            format!("{}: {warning}{path}{}", self.source, self.message)
+        } else {
+            format!(
+                "{}:{line}:{column}: {warning}{path}{}",
+                self.source, self.message
+            )
+        };
         for c in line.chars() {
             if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
                 write!(f, "{}", c.escape_default())?;
@@ -165,7 +169,7 @@ pub fn load_file(path: &Path) -> Manifests {
 #[must_use]
 pub fn load_bytes(source: &str, bytes: &[u8]) -> Manifests {
     if bytes.len() > MAX_MANIFEST_BYTES {
-        return file_error(source, Position::START, &too_large(bytes.len() as u64));
+        return file_error(source, Position::WHOLE_FILE, &too_large(bytes.len() as u64));
     }
     match std::str::from_utf8(bytes) {
         Ok(text) => load_str(source, text),

@@ -16,7 +16,7 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, Box<Diagnostic>> {
         Box::new(Diagnostic {
             severity: Severity::Error,
             source: source.clone(),
-            position: Position::START,
+            position: Position::WHOLE_FILE,
             path: None,
             message,
         })
@@ -39,8 +39,17 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, Box<Diagnostic>> {
     // A device or a pipe (`/dev/zero`, `<(command)`) has no size: it is read up to the limit.
     std::fs::File::open(path)
         .and_then(read_at_most)
-        .map_err(|failure| error(format!("cannot read: {failure}")))?
+        .map_err(|failure| error(cannot_read(&failure)))?
         .ok_or_else(|| error(more_than_the_limit("the file")))
+}
+
+/// Why a file cannot be read, in words (`no such file`), without the OS's error number.
+fn cannot_read(failure: &std::io::Error) -> String {
+    match failure.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "cannot read: permission denied".to_owned(),
+        _ => format!("cannot read: {failure}"),
+    }
 }
 
 /// Everything `input` holds when that is at most [`MAX_MANIFEST_BYTES`]; `None` when it holds

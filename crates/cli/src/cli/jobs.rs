@@ -3,21 +3,28 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use trainctl_api::manifest::check_namespace;
 
+use crate::selector::Selector;
 use crate::wait_for::WaitFor;
 
 /// Arguments of `get`.
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// The kind (`tfjob`, `tfjobs`, `TFJob`, `pytorchjob`...); every kind when omitted.
-    #[arg(value_name = "KIND")]
-    pub kind: Option<String>,
+    /// What to list: every job when omitted; `KIND` (`tfjob`, `tfjobs`, `TFJob`...) for the jobs
+    /// of a kind; `[KIND] NAME...` or `KIND/NAME...` for the jobs named.
+    #[arg(value_name = "[KIND] [NAME]...")]
+    pub words: Vec<String>,
 
-    /// A job's name.
-    #[arg(value_name = "NAME")]
-    pub name: Option<String>,
+    /// The jobs of a manifest (their kinds, names and namespaces); may be given more than once.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE",
+        conflicts_with = "words"
+    )]
+    pub files: Vec<PathBuf>,
 
     /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
     #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
@@ -27,13 +34,34 @@ pub struct GetArgs {
     #[arg(short = 'A', long = "all-namespaces", conflicts_with = "namespace")]
     pub all_namespaces: bool,
 
-    /// Output format: a table (`wide` adds columns), or the job objects.
-    #[arg(short = 'o', long = "output", value_enum)]
+    /// Output format: `wide` (the table with more columns), `yaml`, `json` (the job objects),
+    /// `name` (`tfjob.kubeflow.org/NAME`), `jsonpath=TEMPLATE` (kubectl's JSONPath template, as
+    /// `{.items[*].metadata.name}`) or `custom-columns=HEADER:PATH,...`.
+    #[arg(short = 'o', long = "output", value_name = "FORMAT", value_parser = GetFormat::parse)]
     pub output: Option<GetFormat>,
+
+    /// Only the jobs whose labels match: `key=value`, `key!=value`, `key`, `!key`,
+    /// `key in (a,b)`, several separated by commas (all must hold).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = Selector::parse_arg)]
+    pub selector: Option<Selector>,
+
+    /// Adds a LABELS column to the table.
+    #[arg(long)]
+    pub show_labels: bool,
+
+    /// Sorts by the value a JSONPath expression gives each job (`.metadata.creationTimestamp`,
+    /// `{.metadata.name}`): numbers by value, text in order.
+    #[arg(long, value_name = "PATH")]
+    pub sort_by: Option<String>,
+
+    /// After the list, print each job again as it changes (its row, or its object), until
+    /// interrupted.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
 }
 
 /// How `get` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GetFormat {
     /// The table with more columns.
     Wide,
@@ -41,6 +69,57 @@ pub enum GetFormat {
     Yaml,
     /// JSON objects.
     Json,
+    /// `KIND.GROUP/NAME` a line.
+    Name,
+    /// A kubectl JSONPath template, applied to the job (one named) or to the `List` of jobs.
+    JsonPath(String),
+    /// A table of the columns given as `HEADER:PATH` pairs.
+    CustomColumns(String),
+}
+
+impl GetFormat {
+    /// Reads `-o`'s value, as kubectl spells the formats.
+    fn parse(text: &str) -> Result<GetFormat, String> {
+        if let Some(template) = text.strip_prefix("jsonpath=") {
+            return Ok(GetFormat::JsonPath(template.to_owned()));
+        }
+        if let Some(columns) = text.strip_prefix("custom-columns=") {
+            return Ok(GetFormat::CustomColumns(columns.to_owned()));
+        }
+        match text {
+            "wide" => Ok(GetFormat::Wide),
+            "yaml" => Ok(GetFormat::Yaml),
+            "json" => Ok(GetFormat::Json),
+            "name" => Ok(GetFormat::Name),
+            _ => Err(
+                "expected one of wide, yaml, json, name, jsonpath=TEMPLATE, \
+                 custom-columns=HEADER:PATH,..."
+                    .to_owned(),
+            ),
+        }
+    }
+}
+
+/// The jobs a command acts on: named on the command line, or the jobs of manifests.
+#[derive(Debug, Args)]
+pub struct JobsArgs {
+    /// `NAME...`, `KIND NAME...` (`tfjob`, `tfjobs`, `TFJob`...: needed only when jobs of
+    /// several kinds share a name) or `KIND/NAME...`, the form `get -o name` prints.
+    #[arg(value_name = "[KIND] NAME", required_unless_present = "files")]
+    pub words: Vec<String>,
+
+    /// The jobs of a manifest (their kinds, names and namespaces); may be given more than once.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "FILE",
+        conflicts_with = "words"
+    )]
+    pub files: Vec<PathBuf>,
+
+    /// The namespace [default: `default`; with --kube, the context's namespace, else `default`].
+    #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
+    pub namespace: Option<String>,
 }
 
 /// A job named on the command line: `[KIND] NAME`, in a namespace.
@@ -72,9 +151,9 @@ pub struct SubmitArgs {
 /// Arguments of `wait`.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// The job.
+    /// The jobs: each must meet the condition.
     #[command(flatten)]
-    pub job: JobArgs,
+    pub jobs: JobsArgs,
 
     /// What to wait for: `condition=NAME` (the condition holds; `condition=NAME=False`: it is
     /// recorded as not holding), or `delete` (the job is gone).

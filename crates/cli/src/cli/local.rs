@@ -2,10 +2,12 @@
 //! what the machine offers both.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::quantity;
+use trainctl_local::notify::{NotifySettings, check_webhook_url};
 use trainctl_local::process::logs::LogLimit;
 
 use super::format::Format;
@@ -68,10 +70,9 @@ fn log_size(text: &str) -> Result<u64, String> {
         .map_err(|error| format!("expected a quantity of bytes such as 10Mi: {error}"))
 }
 
-/// What this machine offers replicas, and the kubelet's restart back-off and log limits (`run`
-/// and `server`).
-#[derive(Debug, Args)]
-pub struct MachineArgs {
+/// What this machine offers replicas, as `run`, `server` and `top node` count it.
+#[derive(Debug, Clone, Args)]
+pub struct CapacityArgs {
     /// CPUs this machine offers replicas [default: its cores].
     #[arg(long, value_name = "N", env = "TRAINCTL_CPUS")]
     pub cpus: Option<String>,
@@ -83,6 +84,15 @@ pub struct MachineArgs {
     /// GPUs this machine has, numbered from 0 [default: those nvidia-smi lists].
     #[arg(long, value_name = "N", env = "TRAINCTL_GPUS")]
     pub gpus: Option<u32>,
+}
+
+/// What this machine offers replicas, the kubelet's restart back-off and log limits, and who is
+/// told when a job finishes (`run` and `server`).
+#[derive(Debug, Args)]
+pub struct MachineArgs {
+    /// What this machine offers replicas.
+    #[command(flatten)]
+    pub capacity: CapacityArgs,
 
     /// The first in-place restart's back-off, doubling up to --restart-backoff-max (the
     /// kubelet's: 10s to 5m).
@@ -106,6 +116,64 @@ pub struct MachineArgs {
     /// How large each replica's log may grow.
     #[command(flatten)]
     pub logs: LogArgs,
+
+    /// Who is told when a job finishes.
+    #[command(flatten)]
+    pub notify: NotifyArgs,
+}
+
+/// Who is told when a job succeeds or fails (`run` and `server`): a command and webhooks, given
+/// one JSON document (docs: README, "Notifications").
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Notifications")]
+pub struct NotifyArgs {
+    /// When a job succeeds or fails, run `sh -c CMD` with the notification on stdin: JSON
+    /// {"job", "state", "reason", "message", "logTail"}, the job as `get -o json` prints it and,
+    /// for a failed job, the last 20 log lines of each failed replica. Env: `TRAINCTL_JOB_NAME`,
+    /// `TRAINCTL_JOB_NAMESPACE`, `TRAINCTL_JOB_KIND`, `TRAINCTL_JOB_STATE`. Its output goes to
+    /// stderr. Not run for a job that is interrupted, suspended or deleted.
+    #[arg(long, value_name = "CMD")]
+    pub on_finish: Option<String>,
+
+    /// When a job succeeds or fails, POST the same notification to URL (Content-Type:
+    /// application/json; http:// only), tried 3 times (after 1s, then 2s) on connection errors,
+    /// timeouts and 5xx answers. Repeatable.
+    #[arg(long, value_name = "URL", value_parser = webhook_url)]
+    pub webhook: Vec<String>,
+
+    /// The longest the --on-finish command may run (then its process group is killed), and the
+    /// time within which each webhook is tried (10s at most per try). `run` waits for the
+    /// notification, at most this long, before it exits with the job's code.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = notify_timeout)]
+    pub notify_timeout: Duration,
+}
+
+impl NotifyArgs {
+    /// The settings the flags set.
+    #[must_use]
+    pub fn settings(&self) -> NotifySettings {
+        NotifySettings {
+            on_finish: self.on_finish.clone(),
+            webhooks: self.webhook.clone(),
+            timeout: self.notify_timeout,
+        }
+    }
+}
+
+/// A `--webhook` URL: `http://HOST[:PORT][/PATH]`.
+fn webhook_url(text: &str) -> Result<String, String> {
+    check_webhook_url(text).map(|()| text.to_owned())
+}
+
+/// A `--notify-timeout`: a duration (`30s`, `2m`) above zero.
+fn notify_timeout(text: &str) -> Result<Duration, String> {
+    let duration: jiff::SignedDuration = text
+        .parse()
+        .map_err(|error| format!("expected a duration such as 30s: {error}"))?;
+    if !duration.is_positive() {
+        return Err("expected a duration above zero, such as 30s".to_owned());
+    }
+    Duration::try_from(duration).map_err(|error| error.to_string())
 }
 
 /// Arguments of `server`.
@@ -125,6 +193,12 @@ pub struct ServerArgs {
     /// system-cluster-critical; other names count as 0.
     #[arg(long, value_name = "NAME=VALUE")]
     pub priority_class: Vec<String>,
+
+    /// How the server logs on stderr: `text`, or `json` (one object a line; each job's
+    /// transition, queued, admitted, restarted, finished..., with its fields). `RUST_LOG`
+    /// filters (default `info`).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
+    pub log_format: super::LogFormat,
 
     /// What this machine offers and how replicas restart.
     #[command(flatten)]

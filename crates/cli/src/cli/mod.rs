@@ -1,32 +1,44 @@
 //! The command line: clap definitions, each command's arguments in the submodule of its group.
 //! Every doc comment on a command or an argument is `--help` text.
 
+mod completion;
+mod events;
 mod format;
 mod jobs;
 mod local;
 mod logs;
 mod manifests;
 mod operator;
+mod replicas;
+mod top;
+mod version;
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
+pub use completion::CompletionArgs;
+pub use events::EventsArgs;
 pub use format::Format;
-pub use jobs::{GetArgs, GetFormat, JobArgs, SubmitArgs, WaitArgs};
+pub use jobs::{GetArgs, GetFormat, JobArgs, JobsArgs, SubmitArgs, WaitArgs};
+pub use local::{CapacityArgs, MachineArgs, RunArgs, ServerArgs, ShimArgs};
 pub use logs::LogsArgs;
-pub use local::{MachineArgs, RunArgs, ServerArgs, ShimArgs};
 pub use manifests::{CrdArgs, RenderArgs, ValidateArgs};
 pub use operator::{LogFormat, OperatorArgs};
+pub use replicas::{JobName, ReplicasArgs, ReplicasFormat, job_name};
+pub use top::{TopArgs, TopJobArgs, TopNodeArgs, TopResource};
+pub use version::VersionArgs;
 
 /// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) written
 /// as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
 #[derive(Debug, Parser)]
 #[command(name = "trainctl", version, propagate_version = true, after_help = EXAMPLES)]
 pub struct Cli {
-    /// The state directory: the job database and the replicas' logs [default:
-    /// ~/.local/share/trainctl].
-    #[arg(long, global = true, value_name = "DIR", env = "TRAINCTL_HOME")]
+    /// The state directory: the job database and the replicas' logs [env: TRAINCTL_HOME]
+    /// [default: ~/.local/share/trainctl].
+    // The environment is read after parsing (`parse_or_exit`), not by clap: clap would show a
+    // flag set from the environment in usage lines as if it were required.
+    #[arg(long, global = true, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
     /// Where submit, get, describe, logs, delete, wait, suspend and resume act: a cluster.
@@ -60,8 +72,8 @@ Examples:
 pub struct ClusterArgs {
     /// Act on a Kubernetes cluster: submit, get, describe, logs, delete, wait, suspend and resume
     /// use the kubeconfig's current context (KUBECONFIG, else ~/.kube/config; in a pod, its
-    /// service account), with the same output as on this machine.
-    #[arg(long, global = true, env = "TRAINCTL_KUBE")]
+    /// service account), with the same output as on this machine [env: TRAINCTL_KUBE].
+    #[arg(long, global = true)]
     pub kube: bool,
 
     /// The kubeconfig context to use [default: the current context]; implies --kube for the job
@@ -73,6 +85,64 @@ pub struct ClusterArgs {
     /// commands (the operator uses it too).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
+}
+
+impl Cli {
+    /// The parsed command line; on a usage error, clap's message (with a suggestion for a
+    /// mistyped command: `gte` → `get`) and exit 2.
+    pub fn parse_or_exit() -> Cli {
+        let mut cli =
+            Cli::try_parse().unwrap_or_else(|error| with_command_suggestion(error).exit());
+        if cli.state_dir.is_none() {
+            cli.state_dir = std::env::var_os("TRAINCTL_HOME")
+                .filter(|dir| !dir.is_empty())
+                .map(PathBuf::from);
+        }
+        cli.cluster.kube |= std::env::var("TRAINCTL_KUBE").is_ok_and(|value| is_truthy(&value));
+        cli
+    }
+}
+
+/// Whether an environment variable set to `value` turns a flag on, as clap reads one: anything
+/// but empty, `0`, `n`, `no`, `f`, `false` and `off`.
+fn is_truthy(value: &str) -> bool {
+    !["", "0", "n", "no", "f", "false", "off"]
+        .iter()
+        .any(|falsy| value.trim().eq_ignore_ascii_case(falsy))
+}
+
+/// `error`, with clap's `tip: a similar subcommand exists` added when the command typed is at
+/// most two edits from one (a swap of two letters counts as one: clap's own measure misses
+/// `gte` for `get`).
+fn with_command_suggestion(mut error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+
+    if error.kind() != ErrorKind::InvalidSubcommand
+        || error.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return error;
+    }
+    let Some(ContextValue::String(typed)) = error.get(ContextKind::InvalidSubcommand) else {
+        return error;
+    };
+    let command = Cli::command();
+    let closest = command
+        .get_subcommands()
+        .filter(|subcommand| !subcommand.is_hide_set())
+        .flat_map(|subcommand| {
+            std::iter::once(subcommand.get_name()).chain(subcommand.get_visible_aliases())
+        })
+        .map(|name| (strsim::damerau_levenshtein(typed, name), name))
+        .filter(|&(distance, _)| distance <= 2)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, name)| name.to_owned());
+    if let Some(name) = closest {
+        error.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name]),
+        );
+    }
+    error
 }
 
 impl ClusterArgs {
@@ -123,13 +193,17 @@ Replicas restart in place by their restartPolicy with the kubelet's back-off; th
 restarts, backoffLimit, activeDeadlineSeconds and successPolicy follow the operator's rules.
 A job waits while other running jobs hold the GPUs (or CPU, memory) it needs, and fails at once
 if this machine can never fit it. The job and its logs stay in the state directory: see
-`trainctl get` and `trainctl logs`.
+`trainctl get` and `trainctl logs`. With --on-finish or --webhook, a job that succeeds or fails
+is announced in one JSON document (the job, its state and message, the failed replicas' last
+log lines), and `run` waits for that before it exits (README, \"Notifications\").
 
 Examples:
   trainctl run -f examples/tfjob-mwms.yaml
   trainctl run -f job.yaml -o json > final.json      the final job, with status, on stdout
   trainctl run -f job.yaml --gpus 4                  pretend this machine has 4 GPUs
-  trainctl run -f job.yaml --restart-backoff 1s      restart failed replicas sooner")]
+  trainctl run -f job.yaml --restart-backoff 1s      restart failed replicas sooner
+  trainctl run -f job.yaml --on-finish 'jq -r .message > outcome.txt'
+  trainctl run -f job.yaml --webhook http://127.0.0.1:9000/hook --notify-timeout 10s")]
     Run(RunArgs),
 
     /// Send jobs to the local control plane (`trainctl server`), which queues them and runs each
@@ -154,13 +228,22 @@ Examples:
     #[command(visible_aliases = ["apply", "create"])]
     Submit(SubmitArgs),
 
-    /// List the jobs run on this machine (with --kube, a cluster's), or show one: NAME, STATE,
-    /// AGE (`-o wide` adds replicas, restarts and duration).
+    /// List the jobs run on this machine (with --kube, a cluster's), or show some: NAME, STATE,
+    /// AGE (`-o wide` adds replicas, restarts, duration and why a job waits).
     #[command(after_help = "\
+Jobs are named as kubectl names objects: NAME..., KIND NAME..., KIND/NAME... (the form
+`-o name` prints), or -f FILE for the jobs of a manifest.
+
 Examples:
   trainctl get                       every job, every kind
   trainctl get tfjobs                TFJobs only (kubectl spellings: tfjob, tfjobs, TFJob)
-  trainctl get tfjob digits-mwms -o yaml
+  trainctl get tfjob/digits-mwms pytorchjob/bert
+  trainctl get digits-mwms -o yaml
+  trainctl get -f job.yaml           the jobs of a manifest
+  trainctl get -A -l team=vision --show-labels
+  trainctl get -o jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[-1:].type}{\"\\n\"}{end}'
+  trainctl get -o custom-columns=NAME:.metadata.name,STARTED:.status.startTime --sort-by=.status.startTime
+  trainctl get -w                    then each job again as it changes (Ctrl-C ends)
   trainctl --kube get -A -o wide     every job of the cluster, every namespace")]
     Get(GetArgs),
 
@@ -170,19 +253,30 @@ Examples:
 Examples:
   trainctl describe digits-mwms
   trainctl describe tfjob digits-mwms -n team-a
+  trainctl describe tfjob/a pytorchjob/b        several, a blank line between
+  trainctl describe -f job.yaml                 the jobs of a manifest
   trainctl --kube describe digits-mwms        replicas from the pods, events from the cluster")]
-    Describe(JobArgs),
+    Describe(JobsArgs),
 
     /// Print a job's logs: one replica's with `--replica`, else every replica's (`--all`), each
     /// line prefixed with its replica. With `-f`, keep printing as the replicas write, until the
     /// job has finished and every log is printed to its end.
     #[command(after_help = "\
+The job may be named by a pod's name (digits-mwms-worker-1: the job's replica worker-1), or as
+KIND/NAME. --tail, --since, --timestamps and --previous select as `kubectl logs` does; a line
+marks where a replica restarted. As with kubectl, -f is --follow (logs takes no manifest).
+
 Examples:
   trainctl logs digits-mwms
   trainctl logs digits-mwms --replica worker-1
-  trainctl logs tfjob digits-mwms --replica chief-0
-  trainctl logs digits-mwms -f                  every replica, as it writes, until the job ends
-  trainctl --kube logs digits-mwms -f           every pod's framework container, the same way")]
+  trainctl logs digits-mwms-worker-1                 a pod's name, as kubectl takes it: the job's replica
+  trainctl logs tfjob/digits-mwms --replica chief-0
+  trainctl logs digits-mwms -f                       every replica, as it writes, until the job ends
+  trainctl logs digits-mwms --tail 20 -f             the last 20 lines of each replica, then what follows
+  trainctl logs digits-mwms-worker-1 --previous      the run before worker-1's last restart
+  trainctl logs digits-mwms --since 5m --timestamps  the last 5 minutes, each line after its time
+  trainctl --kube logs digits-mwms -f                every pod's framework container, the same way
+  trainctl --kube logs digits-mwms-worker-1 -p       its previous container (kubectl logs -p)")]
     Logs(LogsArgs),
 
     /// Wait until a job has a condition (`Succeeded`, `Failed`, `Running`...), or is deleted.
@@ -195,6 +289,7 @@ Failed. `condition=NAME=False` waits for the condition to be recorded as not hol
 Examples:
   trainctl wait digits-mwms --for condition=Succeeded
   trainctl wait tfjob digits-mwms --for=condition=Running --timeout 2m
+  trainctl wait -f job.yaml --for condition=Succeeded --timeout 1h   every job of the manifest
   trainctl wait digits-mwms --for delete --timeout 1m
   trainctl submit -f job.yaml && trainctl wait digits-mwms --for condition=Succeeded --timeout 1h
   trainctl --kube wait digits-mwms --for condition=Succeeded --timeout 1h   watches the job")]
@@ -208,7 +303,7 @@ Examples:
   trainctl suspend digits-mwms
   trainctl suspend pytorchjob digits-mwms -n team-a
   trainctl --kube suspend digits-mwms")]
-    Suspend(JobArgs),
+    Suspend(JobsArgs),
 
     /// Resume a suspended job through the local control plane: it is queued again and starts
     /// when the machine has room. With --kube, clear its `spec.runPolicy.suspend` in the cluster.
@@ -217,7 +312,7 @@ Examples:
   trainctl resume digits-mwms
   trainctl resume pytorchjob digits-mwms -n team-a
   trainctl --kube resume digits-mwms")]
-    Resume(JobArgs),
+    Resume(JobsArgs),
 
     /// Delete a job through the local control plane: its replicas are stopped (SIGTERM, grace
     /// period, SIGKILL), then the job, its events and its logs are removed. With --kube, delete
@@ -227,8 +322,30 @@ Examples:
 Examples:
   trainctl delete digits-mwms
   trainctl delete tfjob digits-mwms -n team-a
+  trainctl delete a b c                          several (a job not found does not stop the others)
+  trainctl delete -f job.yaml                    the jobs of a manifest
   trainctl --kube delete digits-mwms && trainctl --kube wait digits-mwms --for delete")]
-    Delete(JobArgs),
+    Delete(JobsArgs),
+
+    /// List what happened to the jobs run here, oldest first, as `kubectl events` does: LAST
+    /// SEEN, TYPE, REASON, OBJECT (`tfjob/NAME`) and MESSAGE. With -w, then print each new event
+    /// as it happens, until interrupted.
+    #[command(after_help = "\
+Examples:
+  trainctl events                            the events of namespace default
+  trainctl events digits-mwms                one job's (or: --for tfjob/digits-mwms)
+  trainctl events -A --types Warning         every namespace's warnings
+  trainctl events -w                         then the new ones as they happen (Ctrl-C stops)")]
+    Events(EventsArgs),
+
+    /// Show this machine's resources and who holds them (`top node`: CPUs, memory, each GPU, the
+    /// queue), or what the running jobs' processes use now (`top job`: CPU, memory, GPUs).
+    #[command(after_help = "\
+Examples:
+  trainctl top node                  capacity, held, free; each GPU's replica; the waiting jobs
+  trainctl top job                   CPU cores and memory of each running job
+  trainctl top job digits-mwms --replicas")]
+    Top(TopArgs),
 
     /// Run the local control plane: it queues submitted jobs, admits them as this machine's
     /// CPUs, memory and GPUs allow, supervises their replicas and serves the HTTP API
@@ -236,12 +353,16 @@ Examples:
     #[command(after_help = "\
 The server writes its address (server.json) and a fresh bearer token (server.token), both
 readable by you only, into the state directory; the other commands find it there. It listens on
-loopback only unless --allow-non-loopback is given.
+loopback only unless --allow-non-loopback is given. With --on-finish or --webhook, each job
+that succeeds or fails is announced in one JSON document, in the background (README,
+\"Notifications\").
 
 Examples:
   trainctl server &                          start it in the background
   trainctl server --listen 127.0.0.1:7480    a fixed port
-  trainctl server --gpus 4                   pretend this machine has 4 GPUs")]
+  trainctl server --gpus 4                   pretend this machine has 4 GPUs
+  trainctl server --webhook http://127.0.0.1:9000/hook
+  trainctl server --on-finish 'notify-send \"$TRAINCTL_JOB_NAME $TRAINCTL_JOB_STATE\"'")]
     Server(ServerArgs),
 
     /// Run the Kubernetes operator: one controller per job kind, turning the cluster's jobs into
@@ -259,6 +380,32 @@ Examples:
   trainctl operator --leader-elect --gang-scheduler-name volcano
   trainctl operator --kubeconfig ~/.kube/dev --context kind-dev --metrics-bind-address 0")]
     Operator(OperatorArgs),
+
+    /// Print the script that completes trainctl's commands and flags in a shell (bash, zsh,
+    /// fish, elvish, powershell).
+    #[command(after_help = "\
+Install:
+  bash:  source <(trainctl completion bash)          in ~/.bashrc, or once for good:
+         trainctl completion bash > ~/.local/share/bash-completion/completions/trainctl
+  zsh:   trainctl completion zsh > ~/.zfunc/_trainctl
+         with, in ~/.zshrc before compinit: fpath=(~/.zfunc $fpath); autoload -U compinit; compinit
+  fish:  trainctl completion fish > ~/.config/fish/completions/trainctl.fish
+
+Examples:
+  source <(trainctl completion bash)
+  trainctl completion zsh > \"${fpath[1]}/_trainctl\"")]
+    Completion(CompletionArgs),
+
+    /// Print this client's version and, when one runs for the state directory, the local
+    /// server's address, as `kubectl version` does (`--version` prints the client's alone).
+    #[command(after_help = "\
+With --kube, the client's version only: the local server is not the cluster's.
+
+Examples:
+  trainctl version
+  trainctl version --client
+  trainctl version -o json")]
+    Version(VersionArgs),
 
     /// Internal: the watchdog that stops a job's replicas if `trainctl run` dies.
     #[command(name = "__watchdog", hide = true)]

@@ -3,6 +3,8 @@
 
 use clap::{Args, ValueEnum};
 
+use super::jobs::namespace_name;
+
 /// Arguments of `operator`.
 #[derive(Debug, Args)]
 pub struct OperatorArgs {
@@ -92,45 +94,10 @@ pub enum LogFormat {
     Text,
 }
 
-/// A namespace name: a DNS-1123 label.
-fn namespace_name(text: &str) -> Result<String, String> {
-    let valid = !text.is_empty()
-        && text.len() <= 63
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !text.starts_with('-')
-        && !text.ends_with('-');
-    if valid {
-        Ok(text.to_owned())
-    } else {
-        Err(
-            "a namespace is a DNS-1123 label: lowercase letters, digits and `-`, starting and \
-             ending with a letter or digit, at most 63 characters"
-                .to_owned(),
-        )
-    }
-}
-
 /// A request rate: a finite number above 0.
 fn requests_per_second(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
         _ => Err("expected a number of requests a second above 0, such as 500 or 20.5".to_owned()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::namespace_name;
-
-    #[test]
-    fn a_namespace_is_a_dns_label() {
-        for valid in ["a", "team-a", "x1", &"n".repeat(63)] {
-            assert_eq!(namespace_name(valid), Ok(valid.to_owned()));
-        }
-        for invalid in ["", "-a", "a-", "A", "a.b", &"n".repeat(64)] {
-            assert!(namespace_name(invalid).is_err(), "{invalid}");
-        }
     }
 }

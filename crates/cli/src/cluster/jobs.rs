@@ -174,13 +174,29 @@ impl Cluster {
     pub async fn job(&self, target: &Target<'_>, command: &str) -> anyhow::Result<ClusterJob> {
         let mut found = self.find_jobs(target).await?;
         match found.len() {
-            0 => Err(target.not_found_by("trainctl --kube get")),
+            0 => Err(self.not_found(target, Some("trainctl --kube get")).await),
             1 => Ok(found.remove(0)),
             _ => {
                 let kinds: Vec<JobKind> = found.iter().map(|job| job.kind).collect();
                 Err(target.ambiguous(&kinds, &format!("--kube {command}")))
             }
         }
+    }
+
+    /// The error for a job `target` names that is not in its namespace, saying in which other
+    /// namespaces a job of that name is (when the cluster lets us list them); `see` is the
+    /// command that lists jobs, to point at.
+    pub async fn not_found(&self, target: &Target<'_>, see: Option<&str>) -> anyhow::Error {
+        let elsewhere: Vec<String> = match self.list_jobs(target.kind, None).await {
+            Ok(listed) => listed
+                .jobs
+                .iter()
+                .filter(|job| job.name() == target.name)
+                .map(|job| job.namespace().to_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        target.not_found_elsewhere(see, &elsewhere)
     }
 
     /// The jobs of `kind` (every kind whose CRD is installed when `None`) in `namespace` (every

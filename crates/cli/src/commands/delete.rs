@@ -8,36 +8,50 @@ use std::process::ExitCode;
 use trainctl_local::runner::remove_unowned_job;
 use trainctl_local::store::Store;
 
-use crate::cli::JobArgs;
+use super::{for_each_target, for_each_target_in_cluster, selection_of};
+use crate::cli::JobsArgs;
 use crate::client::{Client, ClientError};
 use crate::cluster::Cluster;
 use crate::state::state_dir;
 use crate::target::{DEFAULT_NAMESPACE, Target};
 
-/// Deletes the job once its replicas have stopped; exit 1 when it does not exist. With no server
-/// running for the state directory, the job is removed from it directly, after what it left
-/// running is stopped: `delete` then also clears a job that kept a server from starting.
-pub fn run(args: &JobArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// Deletes each job named once its replicas have stopped; exit 1 when one does not exist (the
+/// others are deleted). With no server running for the state directory, the job is removed from
+/// it directly, after what it left running is stopped: `delete` then also clears a job that kept
+/// a server from starting.
+pub fn run(args: &JobsArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let targets = selection.targets(
+        args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
+        "delete",
+    )?;
     let dir = state_dir(state)?;
-    let target = Target::parse(args, DEFAULT_NAMESPACE)?;
     let client = match Client::find(&dir) {
-        Ok(client) => client,
-        Err(ClientError::NoServer { .. }) => return without_server(&dir, &target),
+        Ok(client) => Some(client),
+        Err(ClientError::NoServer { .. }) => None,
         Err(error) => return Err(error.into()),
     };
-    match client.delete(target.resolve(&dir, "delete")?) {
-        Ok(deleted) => {
-            println!("{} deleted", deleted.resource());
-            Ok(ExitCode::SUCCESS)
+    for_each_target(&targets, |target| {
+        let Some(client) = &client else {
+            return without_server(&dir, target);
+        };
+        match client.delete(target.resolve(&dir, "delete")?) {
+            Ok(deleted) => {
+                println!("{} deleted", deleted.resource());
+                Ok(())
+            }
+            // `server.json` names a server that is gone (killed).
+            Err(ClientError::NoServer { .. }) => without_server(&dir, target),
+            Err(error) => Err(error.into()),
         }
-        // `server.json` names a server that is gone (killed).
-        Err(ClientError::NoServer { .. }) => without_server(&dir, &target),
-        Err(error) => Err(error.into()),
-    }
+    })
 }
 
 /// Removes the job from the state directory `dir`, no server running.
-fn without_server(dir: &Path, target: &Target<'_>) -> anyhow::Result<ExitCode> {
+fn without_server(dir: &Path, target: &Target<'_>) -> anyhow::Result<()> {
     let mut store = Store::open(dir)?;
     let record = target.get(&store, "delete")?;
     let stopped = remove_unowned_job(&mut store, &record)?;
@@ -53,22 +67,36 @@ fn without_server(dir: &Path, target: &Target<'_>) -> anyhow::Result<ExitCode> {
         record.name,
         dir.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-/// Deletes a job of the cluster, as kubectl does by default: in the background (the job goes
-/// at once, the garbage collector removes its pods and services after); exit 1 when it does
-/// not exist.
+/// Deletes each job of the cluster named, as kubectl does by default: in the background (the
+/// job goes at once, the garbage collector removes its pods and services after); exit 1 when
+/// one does not exist (the others are deleted).
 pub async fn in_cluster(
-    args: &JobArgs,
+    args: &JobsArgs,
     cluster: &Cluster,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
-    let target = Target::parse(args, &cluster.namespace)?;
-    let job = cluster.job(&target, "delete").await?;
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let targets = selection.targets(namespace, "delete")?;
+    for_each_target_in_cluster(&targets, out, async |target, out| {
+        let resource = delete_in_cluster(target, cluster).await?;
+        writeln!(out, "{resource} deleted")?;
+        Ok(())
+    })
+    .await
+}
+
+/// Deletes the cluster's job `target`; its `KIND.GROUP/NAME`.
+async fn delete_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::Result<String> {
+    let job = cluster.job(target, "delete").await?;
     if !cluster.delete_job(&job).await? {
         return Err(target.not_found_by("trainctl --kube get"));
     }
-    writeln!(out, "{} deleted", job.resource())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(job.resource())
 }

@@ -9,32 +9,65 @@ use futures_util::future::try_join;
 use jiff::Timestamp;
 use trainctl_local::store::Store;
 
-use crate::cli::JobArgs;
+use super::{for_each_target, for_each_target_in_cluster, selection_of};
+use crate::cli::JobsArgs;
 use crate::cluster::Cluster;
 use crate::state::state_dir;
 use crate::target::{DEFAULT_NAMESPACE, Target};
 use crate::view::description::{Description, Placement};
 
-/// Prints the job; exit 1 when it does not exist.
-pub fn run(args: &JobArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
-    let target = Target::parse(args, DEFAULT_NAMESPACE)?;
+/// Prints each job named, a blank line between two; exit 1 when one does not exist (the others
+/// are printed).
+pub fn run(args: &JobsArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let targets = selection.targets(namespace, "describe")?;
     let store = Store::open(&state_dir(state)?)?;
-    let record = target.get(&store, "describe")?;
-    let replicas = store.replicas(&record.uid)?;
-    let events = store.events(&record.uid)?;
-    let description = Description::local(record.state(), record, &replicas, &events);
-    print!("{}", description.render(Timestamp::now()));
-    Ok(ExitCode::SUCCESS)
+    let mut stdout = std::io::stdout().lock();
+    let mut separator = "";
+    for_each_target(&targets, |target| {
+        let record = target.get(&store, "describe")?;
+        let replicas = store.replicas(&record.uid)?;
+        let events = store.events(&record.uid)?;
+        let description = Description::local(record.state(), record, &replicas, &events);
+        write!(
+            stdout,
+            "{separator}{}",
+            description.render(Timestamp::now())
+        )?;
+        separator = "\n\n";
+        Ok(())
+    })
 }
 
-/// Prints a job of the cluster; exit 1 when it does not exist.
+/// Prints each job of the cluster named, as [`run`] does those of this machine.
 pub async fn in_cluster(
-    args: &JobArgs,
+    args: &JobsArgs,
     cluster: &Cluster,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
-    let target = Target::parse(args, &cluster.namespace)?;
-    let found = cluster.job(&target, "describe").await?;
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let targets = selection.targets(namespace, "describe")?;
+    let mut separator = "";
+    for_each_target_in_cluster(&targets, out, async |target, out| {
+        let text = describe_in_cluster(target, cluster).await?;
+        write!(out, "{separator}{text}")?;
+        separator = "\n\n";
+        Ok(())
+    })
+    .await
+}
+
+/// The description of the cluster's job `target`.
+async fn describe_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::Result<String> {
+    let found = cluster.job(target, "describe").await?;
     let (pods, events) = try_join(cluster.pods_of(&found), cluster.events_of(&found)).await?;
     let description = Description {
         state: found.state().to_owned(),
@@ -45,6 +78,5 @@ pub async fn in_cluster(
         events,
         job: found.job,
     };
-    out.write_all(description.render(Timestamp::now()).as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(description.render(Timestamp::now()))
 }

@@ -1,12 +1,15 @@
 //! One module per subcommand.
 
+mod completion;
 mod crd;
 mod delete;
 mod describe;
+mod events;
 mod get;
 mod logs;
 mod operator;
 mod render;
+mod replicas;
 mod run;
 mod server;
 mod shim;
@@ -14,7 +17,9 @@ mod submit;
 mod suspend;
 #[cfg(test)]
 mod tests;
+mod top;
 mod validate;
+mod version;
 mod wait;
 mod watchdog;
 
@@ -23,8 +28,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{Cli, ClusterArgs, Command};
+use crate::cli::{Cli, ClusterArgs, Command, JobsArgs};
 use crate::cluster;
+use crate::selection::Selection;
+use crate::target::Target;
 
 /// Runs the parsed command line; the exit code follows the CLI contract (docs/architecture.md §7).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -44,6 +51,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ),
             Command::Server(_) => anyhow::bail!(
                 "`trainctl server` is this machine's control plane and has no cluster mode"
+            ),
+            Command::Events(_) => anyhow::bail!(
+                "`trainctl events` reads this machine's jobs and has no cluster mode yet; for a \
+                 cluster's: kubectl events -n NAMESPACE --for tfjob/NAME"
+            ),
+            Command::Top(_) => anyhow::bail!(
+                "`trainctl top` measures this machine and has no cluster mode; for a cluster's: \
+                 kubectl top pod -l training.kubeflow.org/job-name=NAME"
             ),
             // The others do not talk to a cluster: they work the same either way.
             _ => {}
@@ -65,9 +80,60 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Operator(args) => operator::run(&args, &cli.cluster),
+        Command::Events(args) => events::run(&args, state),
+        Command::Top(args) => top::run(&args, state),
+        Command::Completion(args) => completion::run(&args),
+        Command::Version(args) => version::run(&args, state, cli.cluster.enabled()),
         Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),
     }
+}
+
+/// Does `act` for each job named. With several, it goes on past a job it fails for (its error
+/// printed, as kubectl does), and exits 1 when it failed for any; with one, its error is the
+/// command's.
+fn for_each_target(
+    targets: &[Target<'_>],
+    mut act: impl FnMut(&Target<'_>) -> anyhow::Result<()>,
+) -> anyhow::Result<ExitCode> {
+    if let [target] = targets {
+        return act(target).map(|()| ExitCode::SUCCESS);
+    }
+    let mut code = ExitCode::SUCCESS;
+    for target in targets {
+        if let Err(error) = act(target) {
+            eprintln!("error: {error:#}");
+            code = ExitCode::FAILURE;
+        }
+    }
+    Ok(code)
+}
+
+/// [`for_each_target`] for a command on a cluster; `out` is flushed before an error is printed,
+/// so that what was done and what failed come in order.
+async fn for_each_target_in_cluster<W: Write>(
+    targets: &[Target<'_>],
+    out: &mut W,
+    mut act: impl AsyncFnMut(&Target<'_>, &mut W) -> anyhow::Result<()>,
+) -> anyhow::Result<ExitCode> {
+    if let [target] = targets {
+        return act(target, out).await.map(|()| ExitCode::SUCCESS);
+    }
+    let mut code = ExitCode::SUCCESS;
+    for target in targets {
+        if let Err(error) = act(target, out).await {
+            out.flush()?;
+            eprintln!("error: {error:#}");
+            code = ExitCode::FAILURE;
+        }
+    }
+    Ok(code)
+}
+
+/// What `args` name, in `namespace` for the jobs that name none (`command`, for the hints);
+/// `Err(exit code)` when a `-f` manifest is invalid (its problems printed).
+fn selection_of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> {
+    Selection::read(&args.words, &args.files, args.namespace.as_deref())
 }
 
 /// Runs a job command on the cluster that `flags` name (`--kube`).

@@ -298,9 +298,10 @@ mod tests {
             ),
             (
                 &["--namespace", "Team_A"],
-                "error: invalid value 'Team_A' for '--namespace <NS>': a namespace is a DNS-1123 \
-                 label: lowercase letters, digits and `-`, starting and ending with a letter or \
-                 digit, at most 63 characters",
+                "error: invalid value 'Team_A' for '--namespace <NS>': `Team_A` is not a valid \
+                 namespace: `T` is not allowed; a namespace is a DNS-1123 label: lowercase \
+                 letters, digits and `-`, starting and ending with a letter or digit, at most 63 \
+                 characters",
             ),
             (
                 &["--metrics-bind-address", "8080"],

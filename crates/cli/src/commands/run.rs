@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use trainctl_api::manifest::Manifests;
+use trainctl_local::notify::Delivery;
 use trainctl_local::process::Reaper;
 use trainctl_local::process::logs::Console;
 use trainctl_local::runner::{self, RunEnd, RunReport, Supervision};
@@ -66,24 +67,46 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
     let mut store = store?;
     let console = Console::stderr(!args.quiet);
-    let report = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .context("cannot start the runtime")?
-        .block_on(runner::run(
-            job,
-            &manifests.companions,
-            &mut store,
-            &reaper,
-            watchdog,
-            &settings,
-            &console,
-        ))?;
+        .context("cannot start the runtime")?;
+    let mut report = runtime.block_on(runner::run(
+        job,
+        &manifests.companions,
+        &mut store,
+        &reaper,
+        watchdog,
+        &settings,
+        &console,
+    ))?;
     summary::print(&report, &console);
     if let Some(format) = args.output {
         output::print(&report.job, format)?;
     }
+    if let Some(delivery) = report.notification.take() {
+        runtime.block_on(await_notification(delivery));
+    }
     Ok(exit_code(&report))
+}
+
+/// Waits for the notification of the job's end to be delivered (each recipient within
+/// `--notify-timeout`), so that exiting does not lose it, and says what failed; Ctrl-C stops
+/// waiting (the `--on-finish` command is killed). The job's exit code stands either way.
+async fn await_notification(mut delivery: Delivery) {
+    let interrupted = tokio::select! {
+        failures = delivery.finished() => {
+            for failure in failures {
+                eprintln!("warning: {failure}");
+            }
+            false
+        }
+        _ = tokio::signal::ctrl_c() => true,
+    };
+    if interrupted {
+        delivery.abandon();
+        eprintln!("warning: interrupted: stopped waiting for the job's notification");
+    }
 }
 
 /// What a scoped thread returned; its panic goes on.

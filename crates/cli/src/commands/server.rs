@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use trainctl_server::ServerConfig;
 
-use crate::cli::{LogFormat, ServerArgs};
+use crate::cli::ServerArgs;
 use crate::machine;
 use crate::state::state_dir;
 use crate::telemetry;
 
 /// Runs the server until `SIGINT` or `SIGTERM`.
 pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    telemetry::init(LogFormat::Text);
+    telemetry::init(args.log_format);
     let dir = state_dir(state)?;
     let config = ServerConfig {
         state_dir: dir.clone(),

@@ -5,46 +5,66 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use crate::cli::JobArgs;
+use super::{for_each_target, for_each_target_in_cluster, selection_of};
+use crate::cli::JobsArgs;
 use crate::client::Client;
 use crate::cluster::Cluster;
 use crate::state::state_dir;
-use crate::target::{DEFAULT_NAMESPACE, Target};
+use crate::target::DEFAULT_NAMESPACE;
 
-/// Suspends the job: its replicas stop and its resources are given back.
-pub fn suspend(args: &JobArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// Suspends the jobs named: their replicas stop and their resources are given back.
+pub fn suspend(args: &JobsArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     set_suspended(args, state, true)
 }
 
-/// Resumes the job: it is queued again.
-pub fn resume(args: &JobArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// Resumes the jobs named: they are queued again.
+pub fn resume(args: &JobsArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     set_suspended(args, state, false)
 }
 
-fn set_suspended(args: &JobArgs, state: Option<&Path>, suspend: bool) -> anyhow::Result<ExitCode> {
+/// Suspends (`true`) or resumes each job named; exit 1 when one does not exist (the others are
+/// changed).
+fn set_suspended(args: &JobsArgs, state: Option<&Path>, suspend: bool) -> anyhow::Result<ExitCode> {
+    let (command, done) = words(suspend);
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let targets = selection.targets(
+        args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE),
+        command,
+    )?;
     let dir = state_dir(state)?;
     let client = Client::find(&dir)?;
-    let (command, done) = words(suspend);
-    let job = Target::parse(args, DEFAULT_NAMESPACE)?.resolve(&dir, command)?;
-    let view = client.set_suspended(job, suspend)?;
-    println!("{} {done}", view.resource());
-    Ok(ExitCode::SUCCESS)
+    for_each_target(&targets, |target| {
+        let view = client.set_suspended(target.resolve(&dir, command)?, suspend)?;
+        println!("{} {done}", view.resource());
+        Ok(())
+    })
 }
 
-/// Suspends (`true`) or resumes a job of the cluster: a merge patch of
+/// Suspends (`true`) or resumes each job of the cluster named: a merge patch of
 /// `spec.runPolicy.suspend`, which the operator acts on.
 pub async fn in_cluster(
-    args: &JobArgs,
+    args: &JobsArgs,
     cluster: &Cluster,
     suspend: bool,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let (command, done) = words(suspend);
-    let target = Target::parse(args, &cluster.namespace)?;
-    let job = cluster.job(&target, command).await?;
-    let changed = cluster.set_suspended(&job, suspend).await?;
-    writeln!(out, "{} {done}", changed.resource())?;
-    Ok(ExitCode::SUCCESS)
+    let selection = match selection_of(args)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let targets = selection.targets(namespace, command)?;
+    for_each_target_in_cluster(&targets, out, async |target, out| {
+        let job = cluster.job(target, command).await?;
+        let changed = cluster.set_suspended(&job, suspend).await?;
+        writeln!(out, "{} {done}", changed.resource())?;
+        Ok(())
+    })
+    .await
 }
 
 /// The command and what it did: `suspend`, `suspended`.

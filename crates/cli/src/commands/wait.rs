@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use trainctl_api::{ConditionStatus, JobConditionType, JobKind, JobStatus};
 use trainctl_local::store::Store;
 
+use super::{for_each_target, for_each_target_in_cluster, selection_of};
 use crate::cli::WaitArgs;
 use crate::cluster::Cluster;
 use crate::state::state_dir;
@@ -18,16 +19,34 @@ use crate::wait_for::WaitFor;
 /// How often the job is looked at again.
 const POLL: Duration = Duration::from_millis(100);
 
-/// Waits; exit 0 when the job meets the condition, 1 on timeout or when it never will.
+/// Waits for each job named in turn, all within the timeout; exit 0 when each meets the
+/// condition, 1 when one times out or never will (the others are still waited for).
 pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
     let deadline = Instant::now() + timeout(args)?;
-    let target = Target::parse(&args.job, DEFAULT_NAMESPACE)?;
+    let selection = match selection_of(&args.jobs)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.jobs.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let targets = selection.targets(namespace, "wait")?;
     let store = Store::open(&state_dir(state)?)?;
-    let Some(first) = target.find(&store, "wait")? else {
-        if args.wait_for == WaitFor::Delete {
-            return Ok(ExitCode::SUCCESS);
+    for_each_target(&targets, |target| {
+        wait_for_one(target, &store, args.wait_for, deadline)
+    })
+}
+
+/// Waits for the job `target` until `deadline`.
+fn wait_for_one(
+    target: &Target<'_>,
+    store: &Store,
+    wait_for: WaitFor,
+    deadline: Instant,
+) -> anyhow::Result<()> {
+    let Some(first) = target.find(store, "wait")? else {
+        if wait_for == WaitFor::Delete {
+            return Ok(());
         }
-        return Err(target.not_found());
+        return Err(target.not_found_in(store, Some("trainctl get"))?);
     };
     // The job seen first is the one waited on: a later job of the same name is another job.
     let (uid, kind) = (first.uid.clone(), first.kind);
@@ -38,7 +57,7 @@ pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
             status: record.job.status(),
             finished: record.finished,
         });
-        let verdict = check(progress, args.wait_for);
+        let verdict = check(progress, wait_for);
         let past = Instant::now() >= deadline;
         if let Some(end) = conclude(verdict, kind, target.name, past, &mut stdout) {
             return end;
@@ -48,24 +67,43 @@ pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
     }
 }
 
-/// Waits on a job of the cluster, watching it; exit codes as [`run`].
+/// Waits on each job of the cluster named, watching it; exit codes as [`run`].
 pub async fn in_cluster(
     args: &WaitArgs,
     cluster: &Cluster,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let deadline = tokio::time::Instant::now() + timeout(args)?;
-    let target = Target::parse(&args.job, &cluster.namespace)?;
-    let mut found = cluster.find_jobs(&target).await?;
+    let selection = match selection_of(&args.jobs)? {
+        Ok(selection) => selection,
+        Err(code) => return Ok(code),
+    };
+    let namespace = args.jobs.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let targets = selection.targets(namespace, "wait")?;
+    for_each_target_in_cluster(&targets, out, async |target, out| {
+        wait_in_cluster(target, cluster, args.wait_for, deadline, out).await
+    })
+    .await
+}
+
+/// Waits on the cluster's job `target` until `deadline`, watching it.
+async fn wait_in_cluster(
+    target: &Target<'_>,
+    cluster: &Cluster,
+    wait_for: WaitFor,
+    deadline: tokio::time::Instant,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let mut found = cluster.find_jobs(target).await?;
     if found.len() > 1 {
         let kinds: Vec<JobKind> = found.iter().map(|job| job.kind).collect();
         return Err(target.ambiguous(&kinds, "--kube wait"));
     }
     let Some(first) = found.pop() else {
-        if args.wait_for == WaitFor::Delete {
-            return Ok(ExitCode::SUCCESS);
+        if wait_for == WaitFor::Delete {
+            return Ok(());
         }
-        return Err(target.not_found_by("trainctl --kube get"));
+        return Err(cluster.not_found(target, Some("trainctl --kube get")).await);
     };
     let kind = first.kind;
     // The watch follows the job seen first: another job of the same name counts as its deletion.
@@ -76,7 +114,7 @@ pub async fn in_cluster(
             status: job.job.status(),
             finished: job.finished(),
         });
-        let verdict = check(progress, args.wait_for);
+        let verdict = check(progress, wait_for);
         let past = tokio::time::Instant::now() >= deadline;
         if let Some(end) = conclude(verdict, kind, target.name, past, out) {
             return end;
@@ -105,12 +143,11 @@ fn conclude(
     name: &str,
     past: bool,
     out: &mut impl Write,
-) -> Option<anyhow::Result<ExitCode>> {
+) -> Option<anyhow::Result<()>> {
     match verdict {
         Verdict::Met => Some(
             writeln!(out, "{}.kubeflow.org/{name} condition met", kind.singular())
                 .and_then(|()| out.flush())
-                .map(|()| ExitCode::SUCCESS)
                 .map_err(Into::into),
         ),
         Verdict::Never(why) => Some(Err(anyhow::anyhow!("{}/{name} {why}", kind.plural()))),

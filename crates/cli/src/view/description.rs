@@ -9,20 +9,17 @@
 use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::Container;
-use trainctl_api::{
-    CleanPodPolicy, ConditionStatus, ReplicaSpec, ReplicaType, RunPolicy, TrainingJob,
-};
+use trainctl_api::{CleanPodPolicy, ConditionStatus, RunPolicy, TrainingJob};
 use trainctl_local::process::logs::log_usage;
 use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState};
 
+use self::spec::replica_spec;
 use super::jobs::age;
+use super::section;
 use crate::table::Table;
 
 /// What a field holds when the spec does not set it.
 const UNSET: &str = "<unset>";
-/// What a section holds when it is empty.
-const NONE: &str = "<none>";
 
 /// Everything `describe` shows of a job, on this machine or on a cluster.
 #[derive(Debug)]
@@ -172,8 +169,14 @@ impl Description {
             ("Namespace:", job.namespace().to_owned()),
             ("Kind:", job.kind().as_str().to_owned()),
             ("UID:", self.uid.clone()),
-            ("State:", self.state.clone()),
         ];
+        if let Some(labels) = &job.metadata().labels
+            && !labels.is_empty()
+        {
+            let labels: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            head.push(("Labels:", labels.join("\n")));
+        }
+        head.push(("State:", self.state.clone()));
         if let Some(created) = self.created {
             head.push((
                 "Created:",
@@ -340,53 +343,6 @@ fn bytes(size: u64) -> String {
     )
 }
 
-/// One replica type of the spec: how many, restarted how, running what.
-fn replica_spec(
-    out: &mut String,
-    job: &TrainingJob,
-    replica_type: &ReplicaType,
-    spec: &ReplicaSpec,
-) {
-    let _ = writeln!(out, "  {replica_type}:");
-    let mut lines = vec![
-        ("Replicas:", spec.replicas_or_default().to_string()),
-        (
-            "Restart Policy:",
-            spec.restart_policy
-                .map_or(UNSET, |policy| policy.as_str())
-                .to_owned(),
-        ),
-    ];
-    if let Some(container) = main_container(job, spec) {
-        lines.push(("Container:", container.name.clone()));
-        let argv: Vec<&String> = container
-            .command
-            .iter()
-            .chain(&container.args)
-            .flatten()
-            .collect();
-        let command = if argv.is_empty() {
-            UNSET.to_owned()
-        } else {
-            argv.iter()
-                .map(|arg| shell_quote(arg))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        lines.push(("Command:", command));
-    }
-    fields(out, 4, &lines);
-}
-
-/// The container the kind runs the framework in (`tensorflow`, `pytorch`...), else the first.
-fn main_container<'a>(job: &TrainingJob, spec: &'a ReplicaSpec) -> Option<&'a Container> {
-    let containers = spec.containers();
-    job.kind()
-        .default_container()
-        .and_then(|name| containers.iter().find(|c| c.name == name))
-        .or_else(|| containers.first())
-}
-
 /// The policies of `runPolicy`.
 fn run_policy(out: &mut String, policy: &RunPolicy) {
     out.push_str("  Run Policy:\n");
@@ -448,31 +404,6 @@ fn fields(out: &mut String, indent: usize, fields: &[(&str, String)]) {
     }
 }
 
-/// A titled table, indented, or `Title:  <none>` when it has no rows.
-fn section(out: &mut String, title: &str, table: Option<Table>) {
-    match table {
-        None => {
-            let _ = writeln!(out, "{title}  {NONE}");
-        }
-        Some(table) => {
-            let _ = writeln!(out, "{title}");
-            for line in table.render().lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-    }
-}
-
-/// An argument as a shell would need it: quoted when it holds anything but plain characters.
-fn shell_quote(arg: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !arg.is_empty() && arg.chars().all(plain) {
-        arg.to_owned()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
-
 /// A time to the second, in UTC.
 fn time(timestamp: Timestamp) -> String {
     timestamp.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
@@ -496,5 +427,6 @@ fn or_dash<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_owned(), |value| value.to_string())
 }
 
+mod spec;
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
-//! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`), NAME,
-//! STATE, AGE, and with `-o wide` REPLICAS, RESTARTS, DURATION and REASON (why a job waits);
-//! the same for jobs of this machine and of a cluster.
+//! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`, or when the
+//! jobs span several), NAME, STATE, AGE, with `-o wide` REPLICAS, RESTARTS, DURATION and REASON
+//! (why a job waits), and with `--show-labels` LABELS; the same for jobs of this machine and of
+//! a cluster.
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
@@ -8,7 +9,7 @@ use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use crate::table::Table;
 
 /// One job as the table shows it, wherever it runs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct JobRow<'a> {
     /// Its namespace.
     pub namespace: &'a str,
@@ -26,15 +27,25 @@ pub struct JobRow<'a> {
     pub restarts: Option<i64>,
 }
 
-/// The table of `rows`, ages counted up to `now`: NAME is `kind/name` `with_kind`, NAMESPACE is
-/// shown `with_namespace`, and the `wide` columns when asked.
-pub fn table(
-    rows: &[JobRow<'_>],
-    with_kind: bool,
-    with_namespace: bool,
-    wide: bool,
-    now: Timestamp,
-) -> Table {
+/// Which columns the table has.
+#[derive(Debug, Clone, Copy, Default)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each column is shown or not, independently of the others"
+)]
+pub struct Columns {
+    /// NAME is `kind/name`.
+    pub with_kind: bool,
+    /// NAMESPACE first.
+    pub with_namespace: bool,
+    /// REPLICAS, RESTARTS, DURATION and REASON (`-o wide`).
+    pub wide: bool,
+    /// LABELS last (`--show-labels`).
+    pub labels: bool,
+}
+
+/// The table of `rows` with `columns`, ages counted up to `now`.
+pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
     let mut table = Table::new([
         "NAMESPACE",
         "NAME",
@@ -44,9 +55,10 @@ pub fn table(
         "RESTARTS",
         "DURATION",
         "REASON",
+        "LABELS",
     ]);
     for row in rows {
-        let name = if with_kind {
+        let name = if columns.with_kind {
             format!("{}/{}", row.kind.singular(), row.name)
         } else {
             row.name.to_owned()
@@ -70,12 +82,26 @@ pub fn table(
                 .and_then(JobStatus::waiting_reason)
                 .unwrap_or("-")
                 .to_owned(),
+            labels(row.job),
         ]);
     }
-    let mut keep = vec![with_namespace, true, true, true];
-    keep.extend([wide; 4]);
+    let mut keep = vec![columns.with_namespace, true, true, true];
+    keep.extend([columns.wide; 4]);
+    keep.push(columns.labels);
     table.keep_columns(&keep);
     table
+}
+
+/// `key=value,key2=value2`, as kubectl's `--show-labels`; `<none>` without labels.
+fn labels(job: &TrainingJob) -> String {
+    match &job.metadata().labels {
+        Some(labels) if !labels.is_empty() => labels
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => "<none>".to_owned(),
+    }
 }
 
 /// `Worker:2 PS:1`.

@@ -3,5 +3,31 @@
 //! these from the state database here, and from what `cluster` reads in cluster mode.
 
 pub mod description;
+pub mod events;
 pub mod jobs;
+pub mod jsonpath;
 pub mod prefixed;
+pub mod replicas;
+pub mod top;
+
+use std::fmt::Write as _;
+
+use crate::table::Table;
+
+/// What a section holds when it is empty.
+const NONE: &str = "<none>";
+
+/// A titled table, indented, or `Title:  <none>` when it has no rows (`describe`, `top node`).
+fn section(out: &mut String, title: &str, table: Option<Table>) {
+    match table {
+        None => {
+            let _ = writeln!(out, "{title}  {NONE}");
+        }
+        Some(table) => {
+            let _ = writeln!(out, "{title}");
+            for line in table.render().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+}

@@ -150,6 +150,25 @@ fn replica_log(scratch: &Scratch, name: &str, replica: &str) -> String {
     logs.stdout
 }
 
+/// The runs of a replica's log as `logs` prints it: the text between the separator lines it
+/// puts where the replica restarted (`--- worker-0: restart 1 at ... ---`), each separator's
+/// words after the time checked against `restart N`.
+fn runs_of(log: &str) -> Vec<String> {
+    let mut runs = vec![String::new()];
+    for line in log.split_inclusive('\n') {
+        if let Some(separator) = line.strip_prefix("--- ")
+            && separator.trim_end().ends_with(" ---")
+        {
+            let restart = format!(": restart {} at ", runs.len());
+            assert!(separator.contains(&restart), "{line:?} in {log}");
+            runs.push(String::new());
+        } else if let Some(run) = runs.last_mut() {
+            run.push_str(line);
+        }
+    }
+    runs
+}
+
 /// `trainctl get tfjob NAME -o json`, or `None` if that failed (the store busy).
 fn stored_job(scratch: &Scratch, name: &str) -> Option<Value> {
     let get = scratch.trainctl(&["get", "tfjob", name, "-o", "json"]);

@@ -51,7 +51,7 @@ fn job_larger_than_the_machine_fails_at_once() {
     let manifest = scratch.write("job.yaml", &gpu_job("toolarge", 2, "touch started"));
     let run = scratch.run(&manifest, &["-o", "json", "--gpus", "1"]);
     assert_eq!(run.code, Some(1), "{run}");
-    let message = "the job can never start here: its replicas together need 2 GPUs but this machine has 1 GPU; lower their resource requests or run the job on a larger machine";
+    let message = "the job can never start here: its replicas together need 2 GPUs but this machine has 1 GPU; lower their resource requests, run the job on a larger machine, or pretend this one is larger with --gpus 2";
     assert_eq!(
         conditions(&run.json()),
         expect_conditions(&[

@@ -77,10 +77,12 @@ exit 1";
         outcomes(&run.stderr),
         expect_outcomes(&[("worker-0", "Succeeded", "0", 1)])
     );
-    // The log file is appended to across restarts.
-    assert_eq!(
-        replica_log(&scratch, "onfailure", "worker-0"),
-        "first\nsecond\n"
+    // The log file is appended to across restarts; `logs` marks where the replica restarted.
+    let log = replica_log(&scratch, "onfailure", "worker-0");
+    assert_eq!(runs_of(&log), ["first\n", "second\n"]);
+    assert!(
+        log.contains(" (the previous run exited with code 1) ---\n"),
+        "{log}"
     );
 }
 
@@ -129,9 +131,9 @@ fn always_restarts_a_replica_even_after_it_succeeds() {
         ),
     );
     assert!(summary(&run.stderr)["worker-0"].restarts >= 1, "{run}");
-    let runs = replica_log(&scratch, "always", "worker-0");
-    assert!(runs.lines().count() >= 2, "{runs}");
-    assert!(runs.lines().all(|line| line == "run"), "{runs}");
+    let runs = runs_of(&replica_log(&scratch, "always", "worker-0"));
+    assert!(runs.len() >= 2, "{runs:?}");
+    assert!(runs.iter().all(|run| run == "run\n"), "{runs:?}");
 }
 
 #[test]
@@ -275,8 +277,8 @@ fn backoff_limit_fails_the_job_after_that_many_restarts() {
         );
         // Two restarts allowed: three runs, and the third failure fails the job.
         assert_eq!(
-            replica_log(&scratch, "backoff", "worker-0"),
-            "attempt\nattempt\nattempt\n",
+            runs_of(&replica_log(&scratch, "backoff", "worker-0")),
+            ["attempt\n", "attempt\n", "attempt\n"],
             "{policy}"
         );
         assert!(scratch.processes().is_empty(), "{policy}");

@@ -84,6 +84,26 @@ fn second_ctrl_c_kills_the_replicas_at_once() {
     wait_for("trainctl to start stopping the replicas", SOON, || {
         running.stderr().contains(stopping).then_some(())
     });
+    // A second later, the run says what it waits for, and until when.
+    let waiting = "trainctl: waiting for worker-0 to stop: SIGKILL in ";
+    let said = wait_for(
+        "trainctl to say it waits for the grace period",
+        SOON,
+        || {
+            let stderr = running.stderr();
+            let rest = stderr.split(waiting).nth(1)?.to_owned();
+            rest.contains('\n').then_some(rest)
+        },
+    );
+    let (seconds, why) = said.split_once("s (").expect("seconds, then why");
+    let seconds: u64 = seconds.parse().expect("whole seconds");
+    assert!((27..=30).contains(&seconds), "{said}");
+    assert!(
+        why.starts_with(
+            "the grace period, terminationGracePeriodSeconds; Ctrl-C again to kill now)\n"
+        ),
+        "{said}"
+    );
     let second = Instant::now();
     signal(running.pid(), "INT");
     let run = running.finish(SOON);

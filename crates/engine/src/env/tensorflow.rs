@@ -5,24 +5,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::EnvVar;
 use serde::Serialize;
 use serde_json::value::RawValue;
+use trainctl_api::tensorflow::is_distributed;
 use trainctl_api::{ReplicaType, TrainingJob};
 
 use super::var;
 use crate::addressing::{Addressing, slot_port};
 
-/// The container that receives `TF_CONFIG` (the first one with this name).
-pub const CONTAINER: &str = "tensorflow";
+pub use trainctl_api::tensorflow::CONTAINER;
 /// The variable TensorFlow reads its cluster from.
 pub const TF_CONFIG: &str = "TF_CONFIG";
-
-/// The replica types counted to decide whether a job is distributed.
-const TF_TYPES: [ReplicaType; 5] = [
-    ReplicaType::Chief,
-    ReplicaType::Evaluator,
-    ReplicaType::Master,
-    ReplicaType::PS,
-    ReplicaType::Worker,
-];
 
 /// The dense `TF_CONFIG`; field order is the JSON key order.
 #[derive(Serialize)]
@@ -58,18 +49,6 @@ struct Task<'a> {
     #[serde(rename = "type")]
     replica_type: &'a str,
     index: i32,
-}
-
-/// Whether a TFJob is distributed: its TF replicas do not add up to exactly one.
-#[must_use]
-pub fn is_distributed(job: &TrainingJob) -> bool {
-    let specs = job.replica_specs();
-    let total: i64 = TF_TYPES
-        .iter()
-        .filter_map(|replica_type| specs.get(replica_type))
-        .map(|spec| i64::from(spec.replicas_or_default()))
-        .sum();
-    total != 1
 }
 
 /// The cluster map: every replica type of the job (lowercase) to `<address>:<port>` per index.

@@ -3,7 +3,10 @@
 //! A job that needs more than the machine has in all can never start and fails at once; one that
 //! needs more than is free now waits, described by the engine's [`Shortfall`]s. GPUs are handed
 //! out as disjoint index sets, lowest indices first, slots in `(type, index)` order, so the same
-//! inputs always give the same allocation.
+//! inputs always give the same allocation. Whether a job fits is counted per resource
+//! ([`Amounts`]): any free GPU will do, whichever its index.
+//!
+//! On a server, a job that fits also needs the admission queue's word ([`QueueVerdict`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -36,7 +39,7 @@ impl FreeResources {
 
     /// Takes what an admitted job holds.
     pub fn reserve(&mut self, needs: &[ReplicaNeeds], allocation: &Allocation) {
-        let total = Totals::of(needs);
+        let total = Amounts::of(needs);
         self.cpu_millis = self.cpu_millis.saturating_sub(total.cpu_millis);
         self.memory_bytes = self.memory_bytes.saturating_sub(total.memory_bytes);
         for gpu in allocation.gpus.values().flatten() {
@@ -46,7 +49,7 @@ impl FreeResources {
 
     /// Gives back what a finished job held.
     pub fn release(&mut self, needs: &[ReplicaNeeds], allocation: &Allocation) {
-        let total = Totals::of(needs);
+        let total = Amounts::of(needs);
         self.cpu_millis = self.cpu_millis.saturating_add(total.cpu_millis);
         self.memory_bytes = self.memory_bytes.saturating_add(total.memory_bytes);
         self.gpus.extend(allocation.gpus.values().flatten());
@@ -95,6 +98,18 @@ pub enum Admission {
     NeverFits(String),
 }
 
+/// What a server's admission queue says to a job that asks to take its resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueVerdict {
+    /// Take them now: the job is at the head of the queue and fits, or it fits in what the jobs
+    /// ahead of it leave over (backfill). The job has left the queue.
+    Take,
+    /// The job is at the head of the queue but does not fit what is free: it waits for resources.
+    WaitForResources,
+    /// The job is behind others and may not start before them: it waits in the queue.
+    WaitInQueue,
+}
+
 /// Decides whether a job with these replica needs can start, given what is free and what the
 /// machine has in all.
 #[must_use]
@@ -103,49 +118,35 @@ pub fn admit(
     free: &FreeResources,
     capacity: &NodeCapacity,
 ) -> Admission {
-    let total = Totals::of(job_needs);
-    let amounts = [
-        (
-            Resource::Gpu,
-            total.gpus,
-            capacity.gpus.len() as u64,
-            free.gpus.len() as u64,
-        ),
-        (
-            Resource::CpuMillis,
-            total.cpu_millis,
-            capacity.cpu_millis,
-            free.cpu_millis,
-        ),
-        (
-            Resource::MemoryBytes,
-            total.memory_bytes,
-            capacity.memory_bytes,
-            free.memory_bytes,
-        ),
-    ];
-    let never: Vec<String> = amounts
-        .iter()
-        .filter(|(_, needed, has, _)| needed > has)
-        .map(|&(resource, needed, has, _)| {
-            format!(
-                "{} but this machine has {}",
-                words(resource, needed),
-                words(resource, has)
-            )
-        })
-        .collect();
-    if !never.is_empty() {
+    let total = Amounts::of(job_needs);
+    let has = Amounts::capacity(capacity);
+    let short = total.short_of(&has);
+    if !short.is_empty() {
+        let never: Vec<String> = short
+            .iter()
+            .map(|&(resource, needed, has)| {
+                format!(
+                    "{} but this machine has {}",
+                    amount_words(resource, needed),
+                    amount_words(resource, has)
+                )
+            })
+            .collect();
+        let flags: Vec<String> = short
+            .iter()
+            .map(|&(resource, needed, _)| machine_flag(resource, needed))
+            .collect();
         return Admission::NeverFits(format!(
             "the job can never start here: its replicas together need {}; lower their resource \
-             requests or run the job on a larger machine",
-            never.join(", and ")
+             requests, run the job on a larger machine, or pretend this one is larger with {}",
+            never.join(", and "),
+            flags.join(" ")
         ));
     }
-    let shortfalls: Vec<Shortfall> = amounts
-        .iter()
-        .filter(|(_, needed, _, free)| needed > free)
-        .map(|&(resource, needed, _, free)| Shortfall {
+    let shortfalls: Vec<Shortfall> = total
+        .short_of(&Amounts::free(free))
+        .into_iter()
+        .map(|(resource, needed, free)| Shortfall {
             resource,
             needed,
             free,
@@ -167,32 +168,150 @@ pub fn admit(
     Admission::Admitted(Allocation { gpus })
 }
 
-/// A job's needs summed over its replicas.
-struct Totals {
-    cpu_millis: u64,
-    memory_bytes: u64,
-    gpus: u64,
+/// An amount of each resource admission counts: what a job asks for (its replicas together),
+/// what is free, or what the machine has. GPUs are counted, not named: any free GPU will do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Amounts {
+    /// CPU in millicores.
+    pub cpu_millis: u64,
+    /// Memory in bytes.
+    pub memory_bytes: u64,
+    /// Whole GPUs.
+    pub gpus: u64,
 }
 
-impl Totals {
-    fn of(needs: &[ReplicaNeeds]) -> Self {
-        needs.iter().fold(
-            Totals {
-                cpu_millis: 0,
-                memory_bytes: 0,
-                gpus: 0,
-            },
-            |total, needs| Totals {
+impl Amounts {
+    /// What a job's replicas ask for together.
+    #[must_use]
+    pub fn of(needs: &[ReplicaNeeds]) -> Self {
+        needs
+            .iter()
+            .fold(Amounts::default(), |total, needs| Amounts {
                 cpu_millis: total.cpu_millis.saturating_add(needs.cpu_millis),
                 memory_bytes: total.memory_bytes.saturating_add(needs.memory_bytes),
                 gpus: total.gpus.saturating_add(u64::from(needs.gpus)),
-            },
-        )
+            })
+    }
+
+    /// What is free.
+    #[must_use]
+    pub fn free(free: &FreeResources) -> Self {
+        Amounts {
+            cpu_millis: free.cpu_millis,
+            memory_bytes: free.memory_bytes,
+            gpus: free.gpus.len() as u64,
+        }
+    }
+
+    /// What the machine has in all.
+    #[must_use]
+    pub fn capacity(capacity: &NodeCapacity) -> Self {
+        Amounts {
+            cpu_millis: capacity.cpu_millis,
+            memory_bytes: capacity.memory_bytes,
+            gpus: capacity.gpus.len() as u64,
+        }
+    }
+
+    /// Each resource with its amount, in the order admission reports them.
+    #[must_use]
+    pub fn each(&self) -> [(Resource, u64); 3] {
+        [
+            (Resource::Gpu, self.gpus),
+            (Resource::CpuMillis, self.cpu_millis),
+            (Resource::MemoryBytes, self.memory_bytes),
+        ]
+    }
+
+    /// The resources of which `room` holds less than these amounts, as `(resource, these
+    /// amounts, room's)`; empty when these amounts fit in `room`.
+    #[must_use]
+    pub fn short_of(&self, room: &Amounts) -> Vec<(Resource, u64, u64)> {
+        self.each()
+            .into_iter()
+            .zip(room.each())
+            .filter(|((_, wanted), (_, has))| wanted > has)
+            .map(|((resource, wanted), (_, has))| (resource, wanted, has))
+            .collect()
+    }
+
+    /// Whether these amounts fit in `room`, resource by resource.
+    #[must_use]
+    pub fn fits_in(&self, room: &Amounts) -> bool {
+        self.short_of(room).is_empty()
+    }
+
+    /// These amounts plus `other`, resource by resource.
+    #[must_use]
+    pub fn plus(&self, other: &Amounts) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.saturating_add(other.cpu_millis),
+            memory_bytes: self.memory_bytes.saturating_add(other.memory_bytes),
+            gpus: self.gpus.saturating_add(other.gpus),
+        }
+    }
+
+    /// These amounts less `other`, resource by resource, never below zero.
+    #[must_use]
+    pub fn minus(&self, other: &Amounts) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.saturating_sub(other.cpu_millis),
+            memory_bytes: self.memory_bytes.saturating_sub(other.memory_bytes),
+            gpus: self.gpus.saturating_sub(other.gpus),
+        }
+    }
+
+    /// The smaller of these amounts and `other`, resource by resource.
+    #[must_use]
+    pub fn min(&self, other: &Amounts) -> Amounts {
+        Amounts {
+            cpu_millis: self.cpu_millis.min(other.cpu_millis),
+            memory_bytes: self.memory_bytes.min(other.memory_bytes),
+            gpus: self.gpus.min(other.gpus),
+        }
     }
 }
 
-/// An amount in words: `2 GPUs`, `1.5 CPUs`, `4Gi memory`.
-fn words(resource: Resource, amount: u64) -> String {
+impl std::fmt::Display for Amounts {
+    /// `2 CPUs, 4Gi memory, 1 GPU`, naming only what is not zero; `nothing` for none.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let words: Vec<String> = [
+            (Resource::CpuMillis, self.cpu_millis),
+            (Resource::MemoryBytes, self.memory_bytes),
+            (Resource::Gpu, self.gpus),
+        ]
+        .into_iter()
+        .filter(|&(_, amount)| amount > 0)
+        .map(|(resource, amount)| amount_words(resource, amount))
+        .collect();
+        if words.is_empty() {
+            f.write_str("nothing")
+        } else {
+            f.write_str(&words.join(", "))
+        }
+    }
+}
+
+/// An amount in words: `2 GPUs`, `1500m CPU`, `4Gi memory`.
+#[must_use]
+/// The flag of `run` and `server` that makes this machine count `amount` of `resource`
+/// (`--gpus 4`, `--cpus 8.5`, `--memory 900Gi`).
+fn machine_flag(resource: Resource, amount: u64) -> String {
+    match resource {
+        Resource::Gpu => format!("--gpus {amount}"),
+        Resource::CpuMillis if amount.is_multiple_of(1_000) => format!("--cpus {}", amount / 1_000),
+        Resource::CpuMillis => format!("--cpus {amount}m"),
+        Resource::MemoryBytes => {
+            let words = amount_words(resource, amount.next_multiple_of(1 << 20));
+            format!("--memory {}", words.trim_end_matches(" memory"))
+        }
+    }
+}
+
+/// `amount` of `resource` in words: `2 GPUs`, `1500m CPU`, `4Gi memory`; memory that is no
+/// whole number of MiB (a machine's) in GiB to one decimal: `23.5Gi memory`.
+#[must_use]
+pub fn amount_words(resource: Resource, amount: u64) -> String {
     match resource {
         Resource::Gpu if amount == 1 => "1 GPU".to_owned(),
         Resource::Gpu => format!("{amount} GPUs"),
@@ -205,6 +324,14 @@ fn words(resource: Resource, amount: u64) -> String {
                 .zip([60, 50, 40, 30, 20, 10])
                 .find(|&(_, shift)| amount != 0 && amount.is_multiple_of(1 << shift));
             match unit {
+                Some((suffix, shift)) if shift >= 20 => {
+                    format!("{}{suffix} memory", amount >> shift)
+                }
+                _ if amount >= 1 << 30 => {
+                    #[expect(clippy::cast_precision_loss, reason = "shown to one decimal")]
+                    let gib = amount as f64 / f64::from(1u32 << 30);
+                    format!("{gib:.1}Gi memory")
+                }
                 Some((suffix, shift)) => format!("{}{suffix} memory", amount >> shift),
                 None => format!("{amount} bytes of memory"),
             }
@@ -298,7 +425,8 @@ mod tests {
             admit(&needs, &FreeResources::all_of(&capacity), &capacity),
             Admission::NeverFits(
                 "the job can never start here: its replicas together need 6 GPUs but this machine \
-                 has 4 GPUs; lower their resource requests or run the job on a larger machine"
+                 has 4 GPUs; lower their resource requests, run the job on a larger machine, or \
+                 pretend this one is larger with --gpus 6"
                     .to_owned()
             )
         );
@@ -329,6 +457,34 @@ mod tests {
         assert!(
             message.contains("32Gi memory but this machine has 16Gi memory"),
             "{message}"
+        );
+        assert!(
+            message
+                .ends_with("pretend this one is larger with --gpus 1 --cpus 8500m --memory 32Gi"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_machines_memory_reads_in_gib_to_one_decimal() {
+        // 24684092Ki, as /proc/meminfo gives it.
+        let machine = 24_684_092 * 1024;
+        assert_eq!(
+            amount_words(Resource::MemoryBytes, machine),
+            "23.5Gi memory"
+        );
+        assert_eq!(
+            amount_words(Resource::MemoryBytes, 900 << 30),
+            "900Gi memory"
+        );
+        assert_eq!(amount_words(Resource::MemoryBytes, 64 << 20), "64Mi memory");
+        assert_eq!(
+            amount_words(Resource::MemoryBytes, 1536 << 10),
+            "1536Ki memory"
+        );
+        assert_eq!(
+            machine_flag(Resource::MemoryBytes, (1 << 30) + 1),
+            "--memory 1025Mi"
         );
     }
 
@@ -366,6 +522,66 @@ mod tests {
                 ("NVIDIA_VISIBLE_DEVICES", "2,3".to_owned())
             ]
         );
+    }
+
+    #[test]
+    fn amounts_count_gpus_whichever_their_index() {
+        let capacity = machine(4);
+        let mut free = FreeResources::all_of(&capacity);
+        free.gpus = BTreeSet::from([1, 3]);
+        free.cpu_millis = 1_500;
+        let request = Amounts::of(&[worker(0, 1), worker(1, 1)]);
+        assert_eq!(
+            request,
+            Amounts {
+                cpu_millis: 2_000,
+                memory_bytes: 2 << 30,
+                gpus: 2
+            }
+        );
+        assert_eq!(
+            request.short_of(&Amounts::free(&free)),
+            [(Resource::CpuMillis, 2_000, 1_500)]
+        );
+        free.cpu_millis = 2_000;
+        assert!(request.fits_in(&Amounts::free(&free)));
+        assert!(
+            matches!(admit(&[worker(0, 1), worker(1, 1)], &free, &capacity), Admission::Admitted(a) if a.gpus[&(ReplicaType::Worker, 0)] == [1])
+        );
+        assert_eq!(Amounts::capacity(&capacity).gpus, 4);
+    }
+
+    #[test]
+    fn amounts_add_subtract_and_say_what_they_are() {
+        let a = Amounts {
+            cpu_millis: 1_500,
+            memory_bytes: 4 << 30,
+            gpus: 1,
+        };
+        let b = Amounts {
+            cpu_millis: 2_000,
+            memory_bytes: 1 << 30,
+            gpus: 0,
+        };
+        assert_eq!(a.plus(&b).minus(&b), a);
+        assert_eq!(
+            a.minus(&b),
+            Amounts {
+                cpu_millis: 0,
+                memory_bytes: 3 << 30,
+                gpus: 1
+            }
+        );
+        assert_eq!(
+            a.min(&b),
+            Amounts {
+                cpu_millis: 1_500,
+                memory_bytes: 1 << 30,
+                gpus: 0
+            }
+        );
+        assert_eq!(a.to_string(), "1500m CPU, 4Gi memory, 1 GPU");
+        assert_eq!(Amounts::default().to_string(), "nothing");
     }
 
     #[test]

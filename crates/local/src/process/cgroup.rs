@@ -275,7 +275,8 @@ fn unified_path(text: &str) -> Option<&str> {
 
 /// Where the cgroup v2 hierarchy is mounted (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified` on a
 /// hybrid system), from this process's mount table.
-fn hierarchy() -> Option<PathBuf> {
+#[must_use]
+pub fn hierarchy() -> Option<PathBuf> {
     let table = fs::read_to_string("/proc/self/mountinfo").ok()?;
     table.lines().find_map(|line| {
         let (mount, fs_type) = line.split_once(" - ")?;

@@ -52,7 +52,7 @@ pub struct StartedProcess {
     /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
     pub exit: oneshot::Receiver<i32>,
     /// The log pump, which ends once the replica and everything it started have closed the pipe;
-    /// `None` when the replica writes to its log file itself.
+    /// `None` when the replica was started through the shim (whose own pump writes its log).
     pub pump: Option<tokio::task::JoinHandle<()>>,
 }
 

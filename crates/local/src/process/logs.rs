@@ -2,17 +2,22 @@
 //! replica's log file in the state directory and, line by line with a `worker-1 | ` prefix, to
 //! the terminal.
 //!
-//! A pump is a task per running replica on the runtime's thread: it reads the pipe in large chunks
-//! and writes each chunk to the file as it came, so capture costs the replica one pipe and nothing
-//! else; the terminal copy is assembled per line so that replicas' lines never interleave
-//! mid-line. The file is kept within the run's [`LogLimit`] (`rotate`: `NAME.log` becomes
-//! `NAME.log.1` and so on, the oldest dropped), which only a pump can do: when nothing goes to the
-//! terminal and the log is not limited, there is no pipe and no pump, and the replica writes to
-//! its log file itself. Log files are private to their owner (mode 0600), rotated ones too.
+//! A pump is a task per running replica on the runtime's thread (or a thread of the shim's): it
+//! reads the pipe in large chunks and writes each chunk to the file as it came, so capture
+//! costs the replica one pipe and nothing else; the terminal copy is assembled per line so that
+//! replicas' lines never interleave mid-line. Every replica's output goes through a pump, as a
+//! container's goes through the kubelet's: the pump keeps the file within the run's
+//! [`LogLimit`] (`rotate`: `NAME.log` becomes `NAME.log.1` and so on, the oldest dropped), and
+//! records in the log's `index` when it read each chunk and where each run of the replica
+//! started and ended (its exit code), which `logs --timestamps`, `--since`, `--previous` and
+//! the restart separators read back. Log files are private to their owner (mode 0600), rotated
+//! ones and indexes too.
 //!
 //! Reading a log back (`read`) goes through the files it keeps, oldest first, and follows it
-//! across rotations.
+//! across rotations; `lines` reads it as lines with their times and runs.
 
+mod index;
+mod lines;
 mod read;
 mod rotate;
 
@@ -21,14 +26,17 @@ use std::io::{self, IsTerminal, PipeReader, Read as _, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
+use std::time::SystemTime;
 
 use tokio::io::AsyncReadExt as _;
 use tokio::net::unix::pipe;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use index::index_file;
+pub use lines::{LogItem, LogLine, LogSelection, NoPreviousRun, ReplicaLog, Restart, previous_run};
 pub use read::{LogReader, LogUsage, kept_log_files, log_usage};
 pub use rotate::{Dropped, LogLimit, LogWriter, dropped, dropped_file};
 
@@ -37,8 +45,9 @@ const LOG_FILE_MODE: u32 = 0o600;
 /// A line longer than this reaches the terminal in pieces rather than waiting for its end.
 const MAX_PENDING_LINE: usize = 64 * 1024;
 /// How long a pump that found its pipe drained waits before reading again. A replica's line
-/// reaches the terminal at most this late; the pipe (1 MiB) holds far more than a fast writer
-/// writes meanwhile.
+/// reaches the terminal (or its log file) at most this late; the pipe (1 MiB) holds far more
+/// than a fast writer writes meanwhile; and the log's index gets at most one record per this
+/// long.
 const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 /// How much a pump reads at once.
 const CHUNK: usize = 128 * 1024;
@@ -157,8 +166,8 @@ impl Console {
     }
 }
 
-/// A replica's log file, open for appending: given to the replica as its output, or written
-/// through a pump ([`pump`], [`pump_thread`]), which knows it by its path to rotate it.
+/// A replica's log file, open for appending, written through a pump ([`pump`],
+/// [`pump_thread`]) by a [`LogWriter`], which knows it by its path to rotate it.
 #[derive(Debug)]
 pub struct LogFile {
     file: File,
@@ -166,21 +175,10 @@ pub struct LogFile {
 }
 
 impl LogFile {
-    /// Another handle on the file, for the replica's other output stream.
-    pub fn try_clone(&self) -> io::Result<File> {
-        self.file.try_clone()
-    }
-
     /// The file's path.
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
-    }
-}
-
-impl From<LogFile> for Stdio {
-    fn from(log: LogFile) -> Stdio {
-        log.file.into()
     }
 }
 
@@ -210,22 +208,27 @@ pub fn open_log_file(path: &Path) -> io::Result<LogFile> {
     })
 }
 
-/// Starts a task that copies `pipe` into `log`, kept within `limit`, and, prefixed, to `console`
-/// until every writer of the pipe has closed it (the replica and all it started have exited).
-/// Must be called within a Tokio runtime.
+/// Starts a task that copies `pipe` into `log` and, prefixed, to `console` until every writer
+/// of the pipe has closed it (the replica and all it started have exited); then records the
+/// run's exit code, once `exit` gives it. Must be called within a Tokio runtime.
 pub fn pump(
     pipe: PipeReader,
-    log: LogFile,
-    limit: LogLimit,
+    log: LogWriter,
     console: Console,
     prefix: String,
+    exit: oneshot::Receiver<i32>,
 ) -> io::Result<JoinHandle<()>> {
     let pipe = pipe::Receiver::from_owned_fd(OwnedFd::from(pipe))?;
-    let log = LogWriter::new(log, limit);
-    Ok(tokio::spawn(copy(pipe, log, console, prefix)))
+    Ok(tokio::spawn(copy(pipe, log, console, prefix, exit)))
 }
 
-async fn copy(mut pipe: pipe::Receiver, mut log: LogWriter, console: Console, prefix: String) {
+async fn copy(
+    mut pipe: pipe::Receiver,
+    mut log: LogWriter,
+    console: Console,
+    prefix: String,
+    exit: oneshot::Receiver<i32>,
+) {
     let mut chunk = vec![0_u8; CHUNK];
     let mut pending: Vec<u8> = Vec::new();
     loop {
@@ -235,6 +238,8 @@ async fn copy(mut pipe: pipe::Receiver, mut log: LogWriter, console: Console, pr
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        // Read now: a wait below is for more output, not for this.
+        let read_at = SystemTime::now();
         if read < chunk.len() {
             // The pipe is drained: let output gather for a moment rather than waking up (and
             // making the writer wake us) for every small write of a chatty replica.
@@ -243,7 +248,7 @@ async fn copy(mut pipe: pipe::Receiver, mut log: LogWriter, console: Console, pr
         let data = &chunk[..read];
         // A full disk must not block the replica: what cannot be written is counted, and the
         // pipe drained all the same.
-        log.write(data);
+        log.write_read_at(data, read_at);
         if !console.inner.show_logs {
             continue;
         }
@@ -257,18 +262,20 @@ async fn copy(mut pipe: pipe::Receiver, mut log: LogWriter, console: Console, pr
         pending.drain(..complete);
     }
     console.write_lines(&prefix, &pending);
+    if let Ok(code) = exit.await {
+        log.exited(code);
+    }
     log.finish();
 }
 
-/// Starts a thread that copies `pipe` into `log`, kept within `limit`, until every writer of the
-/// pipe has closed it: the pump of a process without a Tokio runtime (the shim), whose replicas
-/// show nothing on a terminal.
+/// Starts a thread that copies `pipe` into `log` until every writer of the pipe has closed it,
+/// then records the run's exit code, once `exit` gives it: the pump of a process without a
+/// Tokio runtime (the shim), whose replicas show nothing on a terminal.
 pub fn pump_thread(
     mut pipe: PipeReader,
-    log: LogFile,
-    limit: LogLimit,
+    mut log: LogWriter,
+    exit: mpsc::Receiver<i32>,
 ) -> io::Result<thread::JoinHandle<()>> {
-    let mut log = LogWriter::new(log, limit);
     thread::Builder::new()
         .name("log-pump".to_owned())
         .spawn(move || {
@@ -276,10 +283,19 @@ pub fn pump_thread(
             loop {
                 match pipe.read(&mut chunk) {
                     Ok(0) => break,
-                    Ok(read) => log.write(&chunk[..read]),
+                    Ok(read) => {
+                        log.write(&chunk[..read]);
+                        if read < chunk.len() {
+                            // Drained: let output gather, as the task pump does.
+                            thread::sleep(GATHER);
+                        }
+                    }
                     Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
                     Err(_) => break,
                 }
+            }
+            if let Ok(code) = exit.recv() {
+                log.exited(code);
             }
             log.finish();
         })

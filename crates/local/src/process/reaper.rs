@@ -2,12 +2,10 @@
 //! they leave behind), and starts the helpers, the [`watchdog`](super::watchdog) and the
 //! [`shim`](super::shim).
 //!
-//! `trainctl run` pipes a replica's output through a log pump (to the terminal and the log file)
-//! when it shows it or keeps its log within a size (rotating it), else the replica writes to its
-//! log file itself; the replica ends with
-//! `trainctl`. A server has the shim start it instead, writing to its log file itself, so that it
-//! outlives a server that dies and the next server takes it over
-//! ([`adopted_exit`](super::shim::adopted_exit)).
+//! `trainctl run` pipes a replica's output through a log pump (to the log file, its index and,
+//! unless `-q`, the terminal); the replica ends with `trainctl`. A server has the shim start it
+//! instead, its output pumped by the shim, so that it outlives a server that dies and the next
+//! server takes it over ([`adopted_exit`](super::shim::adopted_exit)).
 //!
 //! `trainctl` is the child subreaper of everything its replicas start: a process whose parent
 //! exits comes back to `trainctl` rather than to init, so nothing a replica starts can slip away
@@ -24,6 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, OnceLock, PoisonError};
 use std::thread;
+use std::time::{Duration, SystemTime};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
@@ -36,13 +35,16 @@ use tokio::sync::oneshot;
 
 use super::cgroup;
 use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiting, status_code};
-use super::logs::{Console, open_log_file, pump};
+use super::logs::{Console, LogWriter, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
 use super::shim::Shim;
 use super::watchdog::Watchdog;
 
 /// The watchdog's nice value: the lowest priority.
 const WATCHDOG_NICE: i32 = 19;
+
+/// How often a reaper without children looks for one again.
+const IDLE_LOOK: Duration = Duration::from_secs(1);
 
 /// The capacity asked for each replica's output pipe (Linux's default unprivileged maximum).
 const PIPE_SIZE: i32 = 1 << 20;
@@ -138,8 +140,10 @@ impl Reaper {
     }
 
     /// Starts a replica: `launch`'s command in a new process group (and a cgroup of its own where
-    /// [`cgroup`] is active), with its output going to its log file and, when it shows replicas'
-    /// output, `console`, marked as the job `job_uid`'s.
+    /// [`cgroup`] is active), with its output pumped to its log file (a run of its log, with its
+    /// start, its chunks' times and its exit code in the log's index) and, when it shows
+    /// replicas' output, `console`, marked as the job `job_uid`'s. Must be called within a Tokio
+    /// runtime.
     pub fn start_replica(
         &self,
         launch: &Launch,
@@ -161,40 +165,46 @@ impl Reaper {
         if let Some(dir) = &launch.working_dir {
             command.current_dir(dir);
         }
-        // Through a pump when shown, or when the log is kept within a size (rotated).
-        let piped = if console.shows_logs() || launch.log_limit.rotates() {
-            let (reader, writer) = io::pipe()?;
-            // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
-            // default size is kept where the system refuses.
-            let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
-            command.stdout(writer.try_clone()?).stderr(writer);
-            Some((reader, file))
-        } else {
-            // Nothing to show: no pipe, no copy.
-            command.stdout(file.try_clone()?).stderr(file);
-            None
-        };
+        // Always through a pump: it times the output (the kubelet's timestamps) and keeps the
+        // log within its limit.
+        let (reader, writer) = io::pipe()?;
+        // A larger pipe lets a chatty replica write on while the pump is not scheduled; the
+        // default size is kept where the system refuses.
+        let _ = fcntl(&reader, FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+        command.stdout(writer.try_clone()?).stderr(writer);
+        // The exit code goes to the runner and, after the replica's last lines, to the log.
+        let (reaped, reaped_code) = oneshot::channel();
         let (sender, exit) = oneshot::channel();
+        let (to_log, log_exit) = oneshot::channel();
         let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&launch.log_path));
-        let child = self.spawn(&mut command, Some(sender), cgroup)?;
+        let started = SystemTime::now();
+        let child = self.spawn(&mut command, Some(reaped), cgroup)?;
         // The command holds the pipe's write ends; the pump must see only the replica's.
         drop(command);
-        let pump = piped
-            .map(|(reader, file)| {
-                let prefix = launch.prefix.clone();
-                pump(reader, file, launch.log_limit, console.clone(), prefix)
-            })
-            .transpose()?;
+        tokio::spawn(async move {
+            if let Ok(code) = reaped_code.await {
+                let _ = to_log.send(code);
+                let _ = sender.send(code);
+            }
+        });
+        let log = LogWriter::starting(file, launch.log_limit, started);
+        let pump = pump(
+            reader,
+            log,
+            console.clone(),
+            launch.prefix.clone(),
+            log_exit,
+        )?;
         Ok(StartedProcess {
             pid: child.id() as i32,
             exit,
-            pump,
+            pump: Some(pump),
         })
     }
 
     /// Starts a replica that can outlive this process, through the [`shim`](super::shim)
     /// (see [`Reaper::connect_shim`]): `launch`'s command in a new process group, with its
-    /// output appended straight to its log file, marked as the job `job_uid`'s.
+    /// output pumped into its log file by the shim, marked as the job `job_uid`'s.
     pub fn start_kept_replica(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
         self.shim
             .get()
@@ -256,10 +266,13 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
                 }
             }
             Err(Errno::EINTR) => {}
-            // No child: sleep until one is started (or the reaper is gone).
+            // No child: sleep until one is started (or the reaper is gone); a child started
+            // without the reaper's knowledge (a notification's command) is reaped within
+            // `IDLE_LOOK` all the same.
             Err(_) => {
-                if woken.recv().is_err() {
-                    return;
+                match woken.recv_timeout(IDLE_LOOK) {
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                    Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 }
                 while woken.try_recv().is_ok() {}
             }

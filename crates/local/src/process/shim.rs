@@ -3,7 +3,9 @@
 //!
 //! A server starts `trainctl __shim` once, in a process group of its own, listening on a Unix
 //! socket in the state directory; it asks the shim to start each replica ([`Shim::start`]), in a
-//! process group of its own, marked as its job's, with its output going straight to its log file.
+//! process group of its own, marked as its job's, with its output going through a pipe to a pump
+//! thread of the shim's that writes its log file (and the log's index), as containerd's shim
+//! copies a container's output.
 //! The shim waits for its replicas; when one exits, it writes the exit code (`128 + n` for signal
 //! `n`) to the replica's exit file, kills the replica's group (a container's processes end with
 //! its main process), reaps it, and tells the server. It ends once it has no replica left and no
@@ -46,13 +48,13 @@ use tokio::sync::oneshot;
 use super::cgroup;
 use super::child::{HelperCommand, Launch, StartedProcess, Waiters, status_code};
 use super::identity::ProcessIdentity;
-use super::logs::{LogLimit, open_log_file, pump_thread};
+use super::logs::{LogLimit, open_log_file};
 use super::marker::{MARKER_ENV, kill_marked_where};
 use crate::state_dir::write_private;
 
 mod output;
 mod stderr;
-use output::{output_of, wait_for_pump};
+use output::{Pump, output_of};
 use stderr::ShimStderr;
 
 /// How often a replica taken over from a server that died (not a child of this process) is
@@ -82,9 +84,9 @@ struct StartRequest {
     env: Vec<(String, String)>,
     working_dir: Option<PathBuf>,
     log_path: PathBuf,
-    /// How large its log may grow: within a limit, its output goes through a pump of the shim's
-    /// (which rotates the log); without one, straight to the file. The kubelet's default when
-    /// a server from before this field does not say.
+    /// How large its log may grow (its output goes through a pump of the shim's, which rotates
+    /// the log beyond it). The kubelet's default when a server from before this field does not
+    /// say.
     #[serde(default)]
     log_limit: LogLimit,
     exit_file: PathBuf,
@@ -114,9 +116,9 @@ struct ShimState {
 struct Kept {
     /// Where its exit code goes.
     exit_file: PathBuf,
-    /// The pump of its output, when it has one: it ends once the replica and all it started are
-    /// gone, having written their last lines.
-    pump: Option<thread::JoinHandle<()>>,
+    /// The pump of its output, when it could start: it ends once the replica and all it started
+    /// are gone, having written their last lines and the exit code it is handed.
+    pump: Option<Pump>,
 }
 
 type Shared = Arc<Mutex<ShimState>>;
@@ -220,7 +222,7 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
     // Held from the spawn to the answer: the reaper says a replica exited only once it is
     // recorded and the server has heard that it started.
     let mut state = lock(shared);
-    let (stdout, stderr, pumped) = match cleared.and(output) {
+    let (stdout, stderr, unstarted_pump) = match cleared.and(output) {
         Ok(output) => output,
         Err(error) => return answer(&mut state, &failed(error)),
     };
@@ -256,8 +258,7 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
             let pid = child.id().cast_signed();
             // A pump that cannot start leaves the replica writing into a pipe no one reads:
             // it blocks once the pipe is full, as a container does whose shim died.
-            let pump =
-                pumped.and_then(|(pipe, log)| pump_thread(pipe, log, request.log_limit).ok());
+            let pump = unstarted_pump.start().ok();
             if let Some(cgroup) = cgroup {
                 // For a server that takes the replica over should this shim die.
                 let _ = cgroup::record(&cgroup_file(&request.log_path), &cgroup);
@@ -291,9 +292,10 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
                 if let Some((exit_file, pump)) = kept {
                     let _ = killpg(pid, Signal::SIGKILL);
                     cgroup::release(pid.as_raw());
-                    // Its last lines are in its log before anyone hears that it exited.
+                    // Its last lines, and how it ended, are in its log before anyone hears that
+                    // it exited.
                     if let Some(pump) = pump {
-                        wait_for_pump(&pump);
+                        pump.finish(code);
                     }
                     // Written while the replica is still a zombie: whoever sees it gone finds
                     // its code.
@@ -390,7 +392,7 @@ impl Shim {
     }
 
     /// Starts a replica through the shim: `launch`'s command in a new process group, with its
-    /// output appended straight to its log file, marked as the job `job_uid`'s.
+    /// output pumped into its log file by the shim, marked as the job `job_uid`'s.
     pub fn start(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
         let mut env = launch.env.clone();
         env.push((MARKER_ENV.to_owned(), job_uid.to_owned()));

@@ -1,8 +1,10 @@
 //! Gang admission against the machine, shared with every other trainctl process through the
-//! store: what other running jobs hold is not free. On a server, a job first waits for its turn
-//! in the admission queue. An admitted job has its ports reserved and every replica prepared;
-//! one that can never run here (too large, or a replica that cannot run as written) fails at
-//! once.
+//! store: what other running jobs hold is not free. On a server, the admission queue has its
+//! word too, inside the same reservation ([`Coordinator::admission`]): a job takes its resources
+//! at the head of the queue, or behind it when it would delay no job ahead (backfill). An
+//! admitted job has its ports reserved and every replica prepared; one that can never run here
+//! (too large, or a replica that cannot run as written) fails at once, wherever it waits in the
+//! queue.
 
 use std::collections::BTreeMap;
 
@@ -11,10 +13,13 @@ use serde::{Deserialize, Serialize};
 use trainctl_api::JobConditionType;
 use trainctl_engine::reconcile::{Shortfall, WaitingFact};
 
+use super::control::Coordinator;
 use super::launch::{LaunchContext, Unrunnable, prepare};
 use super::report::duration_words;
 use super::{RunEnd, RunError, Runner};
-use crate::kubelet::admission::{Admission, Allocation, FreeResources, admit};
+use crate::kubelet::admission::{
+    Admission, Allocation, Amounts, FreeResources, QueueVerdict, admit,
+};
 use crate::kubelet::ports::PortReservation;
 use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
 use crate::store::{Store, StoreError};
@@ -37,80 +42,110 @@ pub enum Attempt {
     Admitted(Allocation),
     /// Not enough is free now.
     Wait(Vec<Shortfall>),
+    /// The admission queue holds the job back behind others.
+    Queued,
     /// The machine is too small for the job.
     NeverFits(String),
 }
 
-/// Tries to admit the job `uid` with `needs` on a machine of `capacity`.
+/// Tries to admit the job `uid` with `needs` on a machine of `capacity`; on a server,
+/// `coordinator` (the admission queue) decides too, inside the same reservation, so that no
+/// other job takes resources between its word and the hold.
 pub fn try_admit(
     store: &mut Store,
     uid: &str,
     needs: &[ReplicaNeeds],
     capacity: &NodeCapacity,
+    coordinator: Option<&dyn Coordinator>,
 ) -> Result<Attempt, StoreError> {
     let mut attempt = None;
     store.reserve(uid, |holds: Vec<ResourceHold>| {
-        let mut free = FreeResources::all_of(capacity);
-        for hold in &holds {
-            free.cpu_millis = free.cpu_millis.saturating_sub(hold.cpu_millis);
-            free.memory_bytes = free.memory_bytes.saturating_sub(hold.memory_bytes);
-            for gpu in &hold.gpus {
-                free.gpus.remove(gpu);
-            }
-        }
-        match admit(needs, &free, capacity) {
+        let free = free_after(capacity, &holds);
+        let request = Amounts::of(needs);
+        let verdict = |hold: Option<&ResourceHold>| {
+            coordinator.map_or(QueueVerdict::Take, |coordinator| {
+                coordinator.admission(uid, &request, &Amounts::free(&free), hold)
+            })
+        };
+        let (outcome, hold) = match admit(needs, &free, capacity) {
             Admission::Admitted(allocation) => {
-                let hold = ResourceHold {
-                    cpu_millis: needs.iter().map(|n| n.cpu_millis).sum(),
-                    memory_bytes: needs
-                        .iter()
-                        .fold(0_u64, |sum, n| sum.saturating_add(n.memory_bytes)),
-                    gpus: allocation.gpus.values().flatten().copied().collect(),
-                };
-                attempt = Some(Attempt::Admitted(allocation));
-                Some(hold)
+                let hold = hold_of(needs, &allocation);
+                match verdict(Some(&hold)) {
+                    QueueVerdict::Take => (Attempt::Admitted(allocation), Some(hold)),
+                    // A head that fits takes; were it ever told otherwise, it waits.
+                    QueueVerdict::WaitForResources => (Attempt::Wait(Vec::new()), None),
+                    QueueVerdict::WaitInQueue => (Attempt::Queued, None),
+                }
             }
-            Admission::Wait(shortfalls) => {
-                attempt = Some(Attempt::Wait(shortfalls));
-                None
-            }
-            Admission::NeverFits(message) => {
-                attempt = Some(Attempt::NeverFits(message));
-                None
-            }
-        }
+            Admission::Wait(shortfalls) => match verdict(None) {
+                QueueVerdict::WaitInQueue => (Attempt::Queued, None),
+                QueueVerdict::Take | QueueVerdict::WaitForResources => {
+                    (Attempt::Wait(shortfalls), None)
+                }
+            },
+            Admission::NeverFits(message) => (Attempt::NeverFits(message), None),
+        };
+        attempt = Some(outcome);
+        hold
     })?;
     Ok(attempt.expect("reserve calls decide exactly once"))
 }
 
+/// What is free on a machine of `capacity` while other jobs hold `holds`.
+fn free_after(capacity: &NodeCapacity, holds: &[ResourceHold]) -> FreeResources {
+    let mut free = FreeResources::all_of(capacity);
+    for hold in holds {
+        free.cpu_millis = free.cpu_millis.saturating_sub(hold.cpu_millis);
+        free.memory_bytes = free.memory_bytes.saturating_sub(hold.memory_bytes);
+        for gpu in &hold.gpus {
+            free.gpus.remove(gpu);
+        }
+    }
+    free
+}
+
+/// What a job with `needs` holds once admitted with `allocation`.
+fn hold_of(needs: &[ReplicaNeeds], allocation: &Allocation) -> ResourceHold {
+    let total = Amounts::of(needs);
+    let mut gpus: Vec<u32> = allocation.gpus.values().flatten().copied().collect();
+    gpus.sort_unstable();
+    ResourceHold {
+        cpu_millis: total.cpu_millis,
+        memory_bytes: total.memory_bytes,
+        gpus,
+    }
+}
+
 impl Runner<'_> {
-    /// One admission attempt of a job not admitted yet: its place in the queue, then the
-    /// machine. `Some` when the job ended instead: it can never run here.
+    /// One admission attempt of a job not admitted yet: the machine and, on a server, the
+    /// queue. `Some` when the job ended instead: it can never run here.
     pub(super) fn seek_admission(
         &mut self,
         store: &mut Store,
         needs: &[ReplicaNeeds],
     ) -> Result<Option<RunEnd>, RunError> {
-        let ahead = self
-            .oversight
-            .coordinator
-            .map_or(0, |coordinator| coordinator.ahead(&self.uid));
-        if ahead > 0 {
+        let coordinator = self.oversight.coordinator;
+        if coordinator.is_some_and(|coordinator| !coordinator.may_try(&self.uid)) {
             self.waiting = vec![WaitingFact::Queued];
             return Ok(None);
         }
-        let message = match try_admit(store, &self.uid, needs, &self.settings.capacity)? {
-            Attempt::Admitted(allocation) => {
-                if let Some(coordinator) = self.oversight.coordinator {
-                    coordinator.leave(&self.uid);
-                }
-                match self.admit(&allocation)? {
-                    Ok(()) => return Ok(None),
-                    Err(message) => message,
-                }
-            }
+        let message = match try_admit(
+            store,
+            &self.uid,
+            needs,
+            &self.settings.capacity,
+            coordinator,
+        )? {
+            Attempt::Admitted(allocation) => match self.admit(&allocation)? {
+                Ok(()) => return Ok(None),
+                Err(message) => message,
+            },
             Attempt::Wait(shortfalls) => {
                 self.waiting = vec![WaitingFact::InsufficientResources(shortfalls)];
+                return Ok(None);
+            }
+            Attempt::Queued => {
+                self.waiting = vec![WaitingFact::Queued];
                 return Ok(None);
             }
             Attempt::NeverFits(message) => message,
@@ -193,4 +228,188 @@ impl Runner<'_> {
 /// The message of a job whose replicas cannot run here as written.
 fn cannot_run(unrunnable: &Unrunnable) -> String {
     format!("cannot run on this machine: {unrunnable}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use tokio::sync::Notify;
+    use trainctl_api::{ReplicaType, TrainingJob};
+    use trainctl_engine::reconcile::Transition;
+
+    use super::*;
+    use crate::process::identity::ProcessIdentity;
+    use crate::store::fixtures::{job_record, state_dir};
+
+    /// A queue that answers `verdict` and remembers what it was asked.
+    struct FixedQueue {
+        verdict: QueueVerdict,
+        asked: Mutex<Vec<(Amounts, Amounts, Option<ResourceHold>)>>,
+    }
+
+    impl FixedQueue {
+        fn new(verdict: QueueVerdict) -> FixedQueue {
+            FixedQueue {
+                verdict,
+                asked: Mutex::new(Vec::new()),
+            }
+        }
+    }
+
+    impl Coordinator for FixedQueue {
+        fn may_try(&self, _uid: &str) -> bool {
+            true
+        }
+
+        fn admission(
+            &self,
+            _uid: &str,
+            request: &Amounts,
+            free: &Amounts,
+            hold: Option<&ResourceHold>,
+        ) -> QueueVerdict {
+            self.asked
+                .lock()
+                .expect("lock")
+                .push((*request, *free, hold.cloned()));
+            self.verdict
+        }
+
+        fn turn(&self, _uid: &str) -> Option<Arc<Notify>> {
+            None
+        }
+
+        fn reconciled(&self, _job: &TrainingJob, _transitions: &[Transition], _took: Duration) {}
+    }
+
+    fn worker(index: i32, cpus: u64, gpus: u32) -> ReplicaNeeds {
+        ReplicaNeeds {
+            slot: (ReplicaType::Worker, index),
+            cpu_millis: cpus * 1_000,
+            memory_bytes: 0,
+            gpus,
+        }
+    }
+
+    /// 4 CPUs and 2 GPUs.
+    fn machine() -> NodeCapacity {
+        NodeCapacity {
+            cpu_millis: 4_000,
+            memory_bytes: 1 << 30,
+            gpus: vec![0, 1],
+        }
+    }
+
+    /// A store with one job, owned by this process.
+    fn store_with_job() -> (tempfile::TempDir, Store, String) {
+        let dir = state_dir();
+        let mut store = Store::open(dir.path()).expect("open the store");
+        let record = job_record("job", Some(ProcessIdentity::current()));
+        assert_eq!(store.insert_job(&record).expect("insert").uid, None);
+        (dir, store, record.uid)
+    }
+
+    #[test]
+    fn the_queue_decides_inside_the_reservation_with_what_is_free() {
+        let (_dir, mut store, uid) = store_with_job();
+        let queue = FixedQueue::new(QueueVerdict::Take);
+        let needs = [worker(0, 1, 1), worker(1, 1, 0)];
+        let attempt = try_admit(&mut store, &uid, &needs, &machine(), Some(&queue))
+            .expect("the store answers");
+        assert!(matches!(attempt, Attempt::Admitted(_)), "{attempt:?}");
+        let hold = ResourceHold {
+            cpu_millis: 2_000,
+            memory_bytes: 0,
+            gpus: vec![0],
+        };
+        assert_eq!(
+            *queue.asked.lock().expect("lock"),
+            [(
+                Amounts {
+                    cpu_millis: 2_000,
+                    memory_bytes: 0,
+                    gpus: 1
+                },
+                Amounts::capacity(&machine()),
+                Some(hold)
+            )]
+        );
+        assert!(store.holds_resources(&uid).expect("read"));
+    }
+
+    #[test]
+    fn a_job_the_queue_holds_back_takes_nothing() {
+        let (_dir, mut store, uid) = store_with_job();
+        let queue = FixedQueue::new(QueueVerdict::WaitInQueue);
+        let attempt = try_admit(
+            &mut store,
+            &uid,
+            &[worker(0, 1, 0)],
+            &machine(),
+            Some(&queue),
+        )
+        .expect("the store answers");
+        assert_eq!(attempt, Attempt::Queued);
+        assert!(!store.holds_resources(&uid).expect("read"));
+    }
+
+    #[test]
+    fn a_job_that_can_never_fit_fails_before_the_queue_is_asked() {
+        let (_dir, mut store, uid) = store_with_job();
+        let queue = FixedQueue::new(QueueVerdict::WaitInQueue);
+        let attempt = try_admit(
+            &mut store,
+            &uid,
+            &[worker(0, 5, 0)],
+            &machine(),
+            Some(&queue),
+        );
+        assert!(
+            matches!(&attempt, Ok(Attempt::NeverFits(message)) if message.contains("5 CPUs but this machine has 4 CPUs")),
+            "{attempt:?}"
+        );
+        assert!(queue.asked.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn a_head_that_does_not_fit_waits_with_its_shortfalls() {
+        let (_dir, mut store, uid) = store_with_job();
+        let other = job_record("other", Some(ProcessIdentity::current()));
+        assert_eq!(store.insert_job(&other).expect("insert").uid, None);
+        assert!(matches!(
+            try_admit(&mut store, &other.uid, &[worker(0, 4, 2)], &machine(), None),
+            Ok(Attempt::Admitted(_))
+        ));
+        let queue = FixedQueue::new(QueueVerdict::WaitForResources);
+        let attempt = try_admit(
+            &mut store,
+            &uid,
+            &[worker(0, 1, 0)],
+            &machine(),
+            Some(&queue),
+        )
+        .expect("the store answers");
+        assert_eq!(
+            attempt,
+            Attempt::Wait(vec![Shortfall {
+                resource: trainctl_engine::reconcile::Resource::CpuMillis,
+                needed: 1_000,
+                free: 0
+            }])
+        );
+        let asked = queue.asked.lock().expect("lock");
+        assert_eq!(
+            asked[0].1,
+            Amounts {
+                cpu_millis: 0,
+                memory_bytes: 1 << 30,
+                gpus: 0
+            },
+            "the queue sees what is free"
+        );
+        assert_eq!(asked[0].2, None, "it does not fit");
+        assert!(!store.holds_resources(&uid).expect("read"));
+    }
 }

@@ -10,6 +10,9 @@ use tokio::sync::{Notify, mpsc};
 use trainctl_api::TrainingJob;
 use trainctl_engine::reconcile::Transition;
 
+use super::admit::ResourceHold;
+use crate::kubelet::admission::{Amounts, QueueVerdict};
+
 /// Why a run is asked to end before its job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopRequest {
@@ -71,18 +74,35 @@ impl Stops {
     }
 }
 
-/// What a server gives each of its runs: the admission queue, where a job tries to take its
-/// resources only when no queued job is ahead of it (so a large job is not overtaken forever by
-/// smaller ones behind it), and an ear for what each reconcile did (metrics).
+/// What a server gives each of its runs: the admission queue, and an ear for what each reconcile
+/// did (metrics).
+///
+/// The queue orders jobs by priority, then submission. The job at its head takes its resources
+/// as soon as they are free; a job behind it may take them first only when that delays no job
+/// ahead of it (backfill), which the queue decides inside the store's reservation, where it sees
+/// exactly what is free. Jobs behind the head try only when the queue says they may: a queue of
+/// a thousand jobs costs no more per admission than a queue of one.
 pub trait Coordinator: Send + Sync {
-    /// How many queued jobs are ahead of the job `uid`; 0 when it may try now.
-    fn ahead(&self, uid: &str) -> u32;
+    /// Whether the job `uid` is to try for its resources now (its first try, at the head of the
+    /// queue, when the queue has found it may start before the head, or when it is not queued);
+    /// `false` keeps it waiting in the queue without touching the store.
+    fn may_try(&self, uid: &str) -> bool;
 
-    /// The job `uid` took its resources: it leaves the queue.
-    fn leave(&self, uid: &str);
+    /// Whether the job `uid`, which asks for `request`, takes its resources now, with `free`
+    /// free on the machine; `hold` is what it takes when it fits what is free, `None` when it
+    /// does not. Called inside the store's reservation: no other job takes resources until the
+    /// answer is recorded. On [`QueueVerdict::Take`] the job has left the queue.
+    fn admission(
+        &self,
+        uid: &str,
+        request: &Amounts,
+        free: &Amounts,
+        hold: Option<&ResourceHold>,
+    ) -> QueueVerdict;
 
-    /// What wakes the job `uid` when it may be its turn (it reached the head of the queue, or
-    /// resources were given back); `None` when it does not wait in a queue.
+    /// What wakes the job `uid` when it may be its turn (it reached the head of the queue, it
+    /// may start before the head, or resources were given back); `None` when it does not wait
+    /// in a queue.
     fn turn(&self, uid: &str) -> Option<Arc<Notify>>;
 
     /// A reconcile of `job` took `took` and made these transitions.

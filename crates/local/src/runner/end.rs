@@ -5,8 +5,13 @@
 //! store with the resources given back, in one write, which a full disk does not lose (see
 //! `write_behind`).
 //!
+//! A job that succeeded or failed by itself then has its notification started
+//! ([`crate::notify`]); one whose run was stopped from outside (interrupted, suspended, deleted,
+//! a server's shutdown) has none.
+//!
 //! What is decided here without a process (which pods to stop, the status of a job ended by
-//! trainctl rather than by the engine, how the run ended) is a plain function, with unit tests.
+//! trainctl rather than by the engine, how the run ended, whose logs a notification quotes) is a
+//! plain function, with unit tests.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,12 +24,17 @@ use trainctl_api::{ConditionStatus, JobCondition, JobConditionType, JobStatus, T
 use trainctl_engine::reconcile::{PodPhase, ReplicaSlot};
 
 use super::control::StopRequest;
+use super::launch::PreparedReplica;
 use super::pod::LocalPod;
 use super::write_behind::WRITE_DELAY;
-use super::{RunEnd, RunError, Runner, report, sleep_until};
+use super::{ReplicaSummary, RunEnd, RunError, Runner, report, sleep_until};
+use crate::notify::{self, Delivery, FailedReplica, FinalState, Notification};
 use crate::process::marker::kill_marked;
 use crate::process::reaper::signal_group;
-use crate::store::Store;
+use crate::store::{ReplicaState, Store};
+
+/// How long replicas may take to stop before the run says it waits for their grace period.
+const PATIENCE: Duration = Duration::from_secs(1);
 
 impl Runner<'_> {
     /// Ends the run on a request from outside: every replica stopped, the resources given back.
@@ -104,6 +114,8 @@ impl Runner<'_> {
         }
         self.changes.replicas(stopping.changed);
         let mut write_at = Some(Instant::now() + WRITE_DELAY);
+        // A replica that takes its grace period is said to, once: the run is not stuck.
+        let mut patience_at = (!stopping.terminate.is_empty()).then(|| Instant::now() + PATIENCE);
         while !self.exits.is_empty() {
             let deadline = self.pods.values().filter_map(|pod| pod.deleting).min();
             tokio::select! {
@@ -121,6 +133,10 @@ impl Runner<'_> {
                     write_at = None;
                     self.flush(store)?;
                 }
+                () = sleep_until(patience_at) => {
+                    patience_at = None;
+                    self.say_still_stopping(Instant::now());
+                }
                 _ = self.oversight.stops.recv() => self.kill_all(),
             }
         }
@@ -133,6 +149,45 @@ impl Runner<'_> {
             watchdog.done();
         }
         Ok(())
+    }
+
+    /// Starts the notification of a job that ended as `end`, whose replicas ended as
+    /// `replicas`: only a job that succeeded or failed by itself is notified, and only when
+    /// someone is to be told.
+    pub(super) fn notify(&self, end: RunEnd, replicas: &[ReplicaSummary]) -> Option<Delivery> {
+        let state = final_state(end)?;
+        let settings = &self.settings.notify;
+        if settings.is_empty() {
+            return None;
+        }
+        let failed = match state {
+            FinalState::Failed => failed_replicas(replicas, &self.prepared),
+            FinalState::Succeeded => Vec::new(),
+        };
+        let notification = Notification::new(self.job.clone(), state);
+        Some(notify::deliver(settings, notification, failed))
+    }
+
+    /// Says which replicas are still taking their grace period after `SIGTERM`, and when they
+    /// are killed: `waiting for worker-0, worker-1 to stop: SIGKILL in 28s (their grace
+    /// period; Ctrl-C again to kill them now)`.
+    fn say_still_stopping(&self, now: Instant) {
+        let stopping: Vec<(&ReplicaSlot, Instant)> = self
+            .pods
+            .iter()
+            .filter(|(_, pod)| pod.running.is_some())
+            .filter_map(|(slot, pod)| Some((slot, pod.deleting?)))
+            .collect();
+        let Some(last) = stopping.iter().map(|&(_, at)| at).max() else {
+            return;
+        };
+        let names: Vec<String> = stopping.iter().map(|(slot, _)| slot.to_string()).collect();
+        self.console.say(&format!(
+            "waiting for {} to stop: SIGKILL in {}s (the grace period, \
+             terminationGracePeriodSeconds; Ctrl-C again to kill now)",
+            names.join(", "),
+            last.saturating_duration_since(now).as_secs_f64().ceil()
+        ));
     }
 
     /// `SIGKILL` to every replica still running (a second Ctrl-C).
@@ -270,6 +325,34 @@ pub(super) fn outcome(job: &TrainingJob) -> RunEnd {
     }
 }
 
+/// The state a notification tells of a run that ended as `end`; `None` when the job did not
+/// finish by itself (a run stopped from outside is not notified).
+fn final_state(end: RunEnd) -> Option<FinalState> {
+    match end {
+        RunEnd::Succeeded => Some(FinalState::Succeeded),
+        RunEnd::Failed => Some(FinalState::Failed),
+        RunEnd::Interrupted(_) | RunEnd::Suspended | RunEnd::Deleted | RunEnd::Shutdown => None,
+    }
+}
+
+/// The replicas of `replicas` that failed by themselves, with their log files: those a
+/// failed job's notification quotes. A replica that trainctl stopped is not among them.
+fn failed_replicas(
+    replicas: &[ReplicaSummary],
+    prepared: &BTreeMap<ReplicaSlot, PreparedReplica>,
+) -> Vec<FailedReplica> {
+    replicas
+        .iter()
+        .filter(|replica| replica.state == ReplicaState::Failed)
+        .filter_map(|replica| {
+            Some(FailedReplica {
+                name: replica.slot.to_string(),
+                log_path: prepared.get(&replica.slot)?.launch.log_path.clone(),
+            })
+        })
+        .collect()
+}
+
 /// How a run that `request` stopped ended.
 fn end_of(request: StopRequest) -> RunEnd {
     match request {
@@ -289,3 +372,85 @@ fn signal_words(signal: Signal) -> &'static str {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod notification_tests {
+    use std::path::PathBuf;
+
+    use trainctl_api::ReplicaType;
+
+    use super::*;
+    use crate::process::Launch;
+    use crate::process::logs::LogLimit;
+    use crate::runner::pod::PodRestart;
+
+    fn summary(slot: &ReplicaSlot, state: ReplicaState) -> ReplicaSummary {
+        ReplicaSummary {
+            slot: slot.clone(),
+            state,
+            exit_code: None,
+            restarts: 0,
+            port: None,
+            gpus: Vec::new(),
+        }
+    }
+
+    fn prepared(slot: &ReplicaSlot) -> PreparedReplica {
+        PreparedReplica {
+            launch: Launch {
+                argv: vec!["true".to_owned()],
+                env: Vec::new(),
+                working_dir: None,
+                grace: Duration::ZERO,
+                log_path: PathBuf::from(format!("/logs/{slot}.log")),
+                log_limit: LogLimit {
+                    max_size: 0,
+                    max_files: 1,
+                },
+                prefix: String::new(),
+            },
+            policy: PodRestart::Never,
+            port: None,
+            gpus: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn only_a_job_that_finished_by_itself_is_notified() {
+        assert_eq!(final_state(RunEnd::Succeeded), Some(FinalState::Succeeded));
+        assert_eq!(final_state(RunEnd::Failed), Some(FinalState::Failed));
+        for end in [
+            RunEnd::Interrupted(Signal::SIGINT),
+            RunEnd::Suspended,
+            RunEnd::Deleted,
+            RunEnd::Shutdown,
+        ] {
+            assert_eq!(final_state(end), None, "{end:?}");
+        }
+    }
+
+    #[test]
+    fn a_failed_job_quotes_the_logs_of_the_replicas_that_failed_by_themselves() {
+        let chief = ReplicaSlot::new(ReplicaType::Chief, 0);
+        let failed = ReplicaSlot::new(ReplicaType::Worker, 1);
+        let stopped = ReplicaSlot::new(ReplicaType::Worker, 2);
+        let never_prepared = ReplicaSlot::new(ReplicaType::Worker, 3);
+        let replicas = [
+            summary(&chief, ReplicaState::Succeeded),
+            summary(&failed, ReplicaState::Failed),
+            summary(&stopped, ReplicaState::Stopped),
+            summary(&never_prepared, ReplicaState::Failed),
+        ];
+        let prepared: BTreeMap<ReplicaSlot, PreparedReplica> = [&chief, &failed, &stopped]
+            .into_iter()
+            .map(|slot| (slot.clone(), prepared(slot)))
+            .collect();
+        assert_eq!(
+            failed_replicas(&replicas, &prepared),
+            [FailedReplica {
+                name: "worker-1".to_owned(),
+                log_path: PathBuf::from("/logs/worker-1.log"),
+            }]
+        );
+    }
+}

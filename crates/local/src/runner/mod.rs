@@ -16,7 +16,8 @@
 //! - `apply`: carrying out the engine's plan with processes, by the kubelet's rules (`pod`: one
 //!   slot's pod, its in-place restarts and back-off);
 //! - `write_behind`: the record of what changed, written to the store in batches;
-//! - `end`: the end of a run: the replicas stopped, the outcome written, the watchdog dismissed;
+//! - `end`: the end of a run: the replicas stopped, the outcome written, the watchdog dismissed,
+//!   the notification of a job that finished started ([`crate::notify`]);
 //! - `control`: what steers a run from outside (stop requests, a server's admission queue);
 //! - `adopt`: a server's run that takes over a job from a server that died;
 //! - `report`: what the terminal is told.
@@ -47,6 +48,7 @@ use trainctl_api::{JobStatus, TrainingJob};
 use trainctl_engine::reconcile::{ExitLedger, ReplicaSlot, RestartBackoff, WaitingFact};
 
 use crate::kubelet::resources::NodeCapacity;
+use crate::notify::{Delivery, NotifySettings};
 use crate::process::identity::ProcessIdentity;
 use crate::process::logs::{Console, LogLimit};
 use crate::process::watchdog::Watchdog;
@@ -96,6 +98,8 @@ pub struct RunSettings {
     /// How large each replica's log may grow (the kubelet's `containerLogMaxSize` and
     /// `containerLogMaxFiles`).
     pub log_limit: LogLimit,
+    /// Who is told when a job succeeds or fails (`--on-finish`, `--webhook`).
+    pub notify: NotifySettings,
 }
 
 /// How a run ended.
@@ -115,8 +119,9 @@ pub enum RunEnd {
     Shutdown,
 }
 
-/// The outcome of a run: the final job (with its status) and what each replica did.
-#[derive(Debug, Clone)]
+/// The outcome of a run: the final job (with its status), what each replica did, and the
+/// notification of its end on its way.
+#[derive(Debug)]
 pub struct RunReport {
     /// The job, with its final status.
     pub job: TrainingJob,
@@ -126,6 +131,10 @@ pub struct RunReport {
     pub replicas: Vec<ReplicaSummary>,
     /// From the run's start to its end.
     pub duration: Duration,
+    /// The notification of a job that succeeded or failed, being delivered in the background;
+    /// `None` when no one is to be told, or the run did not finish the job. Dropped, it goes
+    /// on as long as this process does.
+    pub notification: Option<Delivery>,
 }
 
 /// Why a run could not be carried out (as opposed to a job that failed).
@@ -284,14 +293,19 @@ async fn drive_record(
         runner.take_over(store)?;
     }
     let end = runner.drive(store).await?;
+    // The outcome is written (or, on a full disk, waits in memory to be): telling of it
+    // starts now, beside the watchdog's dismissal.
+    let replicas = runner.summaries();
+    let notification = runner.notify(end, &replicas);
     if let Some(watchdog) = runner.oversight.watchdog.take() {
         watchdog.dismiss().await;
     }
     Ok(RunReport {
-        replicas: runner.summaries(),
+        replicas,
         job: runner.job,
         end,
         duration: started.elapsed(),
+        notification,
     })
 }
 

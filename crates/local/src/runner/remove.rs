@@ -23,6 +23,9 @@ pub const GRACE: Duration = Duration::from_secs(5);
 /// How often their end is looked for.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How long a replica killed with `SIGKILL` has to be reaped before its logs are removed.
+const REAPED: Duration = Duration::from_secs(2);
+
 /// Why a job could not be removed without a server.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoveError {
@@ -60,12 +63,18 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
     for replica in &running {
         signal_group(replica.pid, Signal::SIGTERM);
     }
+    // Until each is reaped, not only dead: its shim, when one runs, writes its last output and
+    // its exit into the job's log directory first, which must not be removed under it.
     let deadline = Instant::now() + GRACE;
-    while running.iter().any(ProcessIdentity::is_alive) && Instant::now() < deadline {
+    while running.iter().any(ProcessIdentity::exists) && Instant::now() < deadline {
         std::thread::sleep(POLL);
     }
     for replica in running.iter().filter(|replica| replica.is_alive()) {
         signal_group(replica.pid, Signal::SIGKILL);
+    }
+    let deadline = Instant::now() + REAPED;
+    while running.iter().any(ProcessIdentity::exists) && Instant::now() < deadline {
+        std::thread::sleep(POLL);
     }
     for replica in &replicas {
         let file = shim::cgroup_file(&replica.log_path);

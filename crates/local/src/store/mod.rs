@@ -18,6 +18,7 @@ mod error;
 mod events;
 mod holds;
 mod jobs;
+pub mod queries;
 mod records;
 mod replicas;
 pub mod schema;

@@ -1,58 +1,73 @@
-//! Reading a replica's log from where the last read stopped, as `tail -F` does: the log may not
-//! exist yet, may grow between reads, and may be rotated (`NAME.log` to `NAME.log.1`...), whose
-//! kept files are read oldest first ([`LogReader`]).
+//! One replica's log as `logs` prints it, read from where the last read stopped, as `tail -F`
+//! does: the log may not exist yet, may grow between reads, and may be rotated (`NAME.log` to
+//! `NAME.log.1`...), whose kept files are read oldest first ([`ReplicaLog`]). Each line is
+//! printed after the replica's prefix (every replica's log) and its time (`--timestamps`), and a
+//! restart of the replica between two runs is a separator line.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use trainctl_local::process::logs::LogReader;
+use trainctl_local::process::logs::{LogSelection, ReplicaLog};
 
-use crate::view::prefixed::PrefixedLines;
+/// How much output is gathered before it is written.
+const GATHERED: usize = 64 * 1024;
 
-/// How much is read from a log file at a time.
-const CHUNK: usize = 64 * 1024;
+/// How a replica's lines are printed.
+#[derive(Debug, Clone)]
+pub struct Style {
+    /// The replica's name, as restart separators say it (`worker-0`).
+    pub replica: String,
+    /// The prefix of each line (`worker-0 | `), when every replica's log is printed.
+    pub prefix: Option<String>,
+    /// Whether each line is printed after its time.
+    pub timestamps: bool,
+}
 
 /// One replica's log, read so far.
 #[derive(Debug)]
 pub struct Tail {
-    reader: LogReader,
-    lines: Option<PrefixedLines>,
+    log: ReplicaLog,
+    style: Style,
 }
 
 impl Tail {
-    /// The log written to `path`, not read yet; each line is printed after `prefix` when given,
-    /// else the bytes are copied as they are.
-    pub fn new(path: PathBuf, prefix: Option<String>) -> Tail {
+    /// The log written to `path`, not read yet: `selection` of what it holds, then what is
+    /// written to it, printed in `style`.
+    pub fn new(path: PathBuf, selection: LogSelection, style: Style) -> Tail {
         Tail {
-            reader: LogReader::new(path),
-            lines: prefix.map(PrefixedLines::new),
+            log: ReplicaLog::new(path, selection),
+            style,
         }
     }
 
-    /// Copies what was written since the last call to `out`; with a prefix, a last line not
-    /// ended yet is held back unless `at_end` (the log will not grow any more). A log that does
-    /// not exist yet has nothing to copy.
+    /// Prints what was written since the last call to `out` (at the first, the selection of
+    /// what the log holds); a last line not ended yet is held back unless `at_end` (the log
+    /// will not grow any more). A log that does not exist yet has nothing to print. An error
+    /// writing to `out` (a reader that has gone) is returned as it is.
     pub fn copy_new(&mut self, out: &mut impl Write, at_end: bool) -> anyhow::Result<()> {
-        let mut chunk = vec![0; CHUNK];
-        loop {
-            let read = match self.reader.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => {
-                    return Err(error)
-                        .with_context(|| format!("cannot read {}", self.reader.path().display()));
+        let Tail { log, style } = self;
+        let mut gathered = Vec::new();
+        let mut written: io::Result<()> = Ok(());
+        let read = log.read(at_end, &mut |item| {
+            item.render(
+                &style.replica,
+                style.prefix.as_deref(),
+                style.timestamps,
+                &mut gathered,
+            );
+            if gathered.len() >= GATHERED {
+                written = out.write_all(&gathered);
+                gathered.clear();
+                if let Err(error) = &written {
+                    return Err(io::Error::new(error.kind(), "the output is closed"));
                 }
-            };
-            match &mut self.lines {
-                Some(lines) => lines.push(&chunk[..read], out)?,
-                None => out.write_all(&chunk[..read])?,
             }
-        }
-        if at_end && let Some(lines) = &mut self.lines {
-            lines.finish(out)?;
-        }
+            Ok(())
+        });
+        written?;
+        read.with_context(|| format!("cannot read {}", log.path().display()))?;
+        out.write_all(&gathered)?;
         Ok(())
     }
 }
@@ -61,11 +76,19 @@ impl Tail {
 mod tests {
     use super::*;
 
+    fn style(prefix: Option<&str>) -> Style {
+        Style {
+            replica: "worker-0".to_owned(),
+            prefix: prefix.map(str::to_owned),
+            timestamps: false,
+        }
+    }
+
     #[test]
     fn a_tail_copies_only_what_was_appended_since_the_last_read() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("worker-0.log");
-        let mut tail = Tail::new(path.clone(), None);
+        let mut tail = Tail::new(path.clone(), LogSelection::default(), style(None));
         let mut out = Vec::new();
         tail.copy_new(&mut out, false).expect("no file yet");
         assert!(out.is_empty());
@@ -87,7 +110,11 @@ mod tests {
         std::fs::write(dir.path().join("worker-0.log.2"), "one\n").expect("write");
         std::fs::write(dir.path().join("worker-0.log.1"), "two\n").expect("write");
         std::fs::write(&path, "thr").expect("write");
-        let mut tail = Tail::new(path.clone(), Some("worker-0 | ".to_owned()));
+        let mut tail = Tail::new(
+            path.clone(),
+            LogSelection::default(),
+            style(Some("worker-0 | ")),
+        );
         let mut out = Vec::new();
         tail.copy_new(&mut out, false).expect("read");
         assert_eq!(out, b"worker-0 | one\nworker-0 | two\n");
@@ -109,5 +136,33 @@ mod tests {
             String::from_utf8(out).expect("text"),
             "worker-0 | one\nworker-0 | two\nworker-0 | three\nworker-0 | four\n"
         );
+    }
+
+    #[test]
+    fn a_reader_that_has_gone_is_an_error_of_its_own() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("worker-0.log");
+        std::fs::write(&path, "x\n".repeat(100_000)).expect("write");
+        let mut tail = Tail::new(path, LogSelection::default(), style(None));
+        let error = tail
+            .copy_new(&mut Closed, true)
+            .expect_err("nothing can be written");
+        let io = error
+            .downcast_ref::<io::Error>()
+            .expect("the write's own error");
+        assert_eq!(io.kind(), io::ErrorKind::BrokenPipe);
+    }
+
+    /// An output whose reader has gone.
+    struct Closed;
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
     }
 }

@@ -186,8 +186,9 @@ fn job_events() -> Vec<Value> {
     ]
 }
 
-#[tokio::test]
-async fn describe_shows_the_pods_as_replicas_and_the_events_regarding_the_job() {
+/// The pods `describe` finds for `mnist`: a chief running, a worker that failed and one not
+/// placed yet, and another job's pod with the same labels.
+fn mnist_pods() -> Vec<Value> {
     let mut worker_0 = pod("worker", 0, "node-b", exited(137, 120), 2);
     worker_0["spec"]["containers"][0]["resources"] = json!({"limits": {"nvidia.com/gpu": "2"}});
     let mut worker_1 = pod(
@@ -201,7 +202,7 @@ async fn describe_shows_the_pods_as_replicas_and_the_events_regarding_the_job() 
         .as_object_mut()
         .expect("spec")
         .remove("nodeName");
-    let pods = vec![
+    vec![
         worker_1,
         pod("chief", 0, "node-a", running_since(200), 0),
         worker_0,
@@ -211,7 +212,12 @@ async fn describe_shows_the_pods_as_replicas_and_the_events_regarding_the_job() 
             orphan["metadata"]["ownerReferences"][0]["uid"] = json!("uid-older");
             orphan
         },
-    ];
+    ]
+}
+
+#[tokio::test]
+async fn describe_shows_the_pods_as_replicas_and_the_events_regarding_the_job() {
+    let pods = mnist_pods();
     let job = tfjob(running());
     let outcome = trainctl(&["describe", "mnist"], move |sent| match sent.path() {
         "/apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist" => Reply::Json(200, job.clone()),
@@ -238,11 +244,13 @@ Spec:
     Replicas:        1
     Restart Policy:  Never
     Container:       tensorflow
+    Image:           tf
     Command:         python train.py
   Worker:
     Replicas:        2
     Restart Policy:  OnFailure
     Container:       tensorflow
+    Image:           tf
     Command:         python train.py
   Run Policy:
     Clean Pod Policy:            None

@@ -275,3 +275,171 @@ async fn logs_skip_a_pod_deleted_since_it_was_listed() {
     assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
     assert_eq!(outcome.stdout, "worker-0 | loss 0.5\nworker-0 | killed\n");
 }
+
+#[tokio::test]
+async fn the_flags_are_sent_as_the_pod_log_apis_parameters() {
+    let outcome = trainctl(
+        &[
+            "logs",
+            "tfjob",
+            "mnist",
+            "--replica",
+            "worker-0",
+            "--tail",
+            "2",
+            "--since",
+            "5m",
+            "--timestamps",
+            "-p",
+        ],
+        cluster_with_logs,
+    )
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "loss 0.5\nkilled");
+    assert_eq!(
+        requests(&outcome.sent).last().map(String::as_str),
+        Some(
+            "GET /api/v1/namespaces/default/pods/mnist-worker-0/log?&container=tensorflow\
+             &previous=true&sinceSeconds=300&tailLines=2&timestamps=true"
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_pods_name_is_its_job_and_replica_on_a_cluster_too() {
+    let outcome = trainctl(&["logs", "mnist-worker-0"], |sent| {
+        match (sent.path(), log_of(sent.path())) {
+            (_, Some(log)) => Reply::Text(log.to_owned()),
+            ("/api/v1/namespaces/default/pods/mnist-worker-0", None) => {
+                Reply::Json(200, pod("worker", 0, "node-b", exited(137, 120), 0))
+            }
+            (path, None) if path.ends_with("/mnist-worker-0") => {
+                status(404, "NotFound", "not found", Some("mnist-worker-0"))
+            }
+            _ => cluster_with_logs(sent),
+        }
+    })
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    assert_eq!(outcome.stdout, "loss 0.5\nkilled");
+    let asked: Vec<String> = requests(&outcome.sent)
+        .into_iter()
+        .filter(|request| !request.contains("/apis/kubeflow.org/v1/namespaces/default/pytorch"))
+        .filter(|request| request.contains("tfjobs") || request.contains("/pods"))
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "GET /apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist-worker-0",
+            "GET /api/v1/namespaces/default/pods/mnist-worker-0",
+            "GET /apis/kubeflow.org/v1/namespaces/default/tfjobs/mnist",
+            "GET /api/v1/namespaces/default/pods?&labelSelector=training.kubeflow.org%2Fjob-name%3Dmnist%2Ctraining.kubeflow.org%2Foperator-name%3Dtfjob-controller",
+            "GET /api/v1/namespaces/default/pods/mnist-worker-0/log?&container=tensorflow",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn previous_of_a_container_that_did_not_restart_is_the_apis_refusal() {
+    let refusal =
+        "previous terminated container \"tensorflow\" in pod \"mnist-worker-0\" not found";
+    let outcome = trainctl(
+        &[
+            "logs",
+            "tfjob",
+            "mnist",
+            "--replica",
+            "worker-0",
+            "--previous",
+        ],
+        move |sent| {
+            if sent.path().ends_with("/log") {
+                return status(400, "BadRequest", refusal, None);
+            }
+            cluster_with_logs(sent)
+        },
+    )
+    .await;
+    assert_eq!(
+        outcome.code,
+        Err(format!(
+            "cannot get pods/log in namespace \"default\": {refusal} (HTTP 400)"
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_followed_container_that_restarts_is_printed_after_a_separator() {
+    let restarted = {
+        let mut worker = pod(
+            "worker",
+            0,
+            "node-b",
+            json!({"running": {"startedAt": "2026-11-26T10:00:05Z"}}),
+            1,
+        );
+        worker["status"]["containerStatuses"][0]["lastState"] =
+            json!({"terminated": {"exitCode": 1, "finishedAt": "2026-11-26T10:00:04Z"}});
+        worker["metadata"]["resourceVersion"] = json!("9");
+        worker
+    };
+    let logs = Arc::new(AtomicUsize::new(0));
+    let lists = Arc::new(AtomicUsize::new(0));
+    let pod_watches = Arc::new(AtomicUsize::new(0));
+    let outcome = trainctl(
+        &["logs", "tfjob", "mnist", "--replica", "worker-0", "-f"],
+        {
+            let restarted = restarted.clone();
+            move |sent| {
+                let path = sent.path();
+                if path == "/api/v1/namespaces/default/pods/mnist-worker-0/log" {
+                    return if logs.fetch_add(1, Ordering::SeqCst) == 0 {
+                        Reply::Text("run 0\n".to_owned())
+                    } else {
+                        // The restarted container's log: then the job ends.
+                        Reply::Release(
+                            Box::new(Reply::Text("run 1\n".to_owned())),
+                            "job watch",
+                            Box::new(events(&[("MODIFIED", succeeded())])),
+                        )
+                    };
+                }
+                match (path.contains("/tfjobs"), sent.is_watch()) {
+                    (true, true) => Reply::Held("job watch"),
+                    // The container restarts.
+                    (false, true) if pod_watches.fetch_add(1, Ordering::SeqCst) == 0 => {
+                        events(&[("MODIFIED", restarted.clone())])
+                    }
+                    (false, true) => Reply::Hang,
+                    (true, false) if path.ends_with("/mnist") => Reply::Json(200, tfjob(running())),
+                    (true, false) => list(vec![tfjob(running())]),
+                    // Listed by `logs`, then by the watch: the first run; once the job has
+                    // finished: the second.
+                    (false, false) => {
+                        if lists.fetch_add(1, Ordering::SeqCst) < 2 {
+                            list(vec![pod("worker", 0, "node-b", running_since(20), 0)])
+                        } else {
+                            list(vec![restarted.clone()])
+                        }
+                    }
+                }
+            }
+        },
+    )
+    .await;
+    assert_eq!(outcome.code, Ok(ExitCode::SUCCESS));
+    let mut lines: Vec<&str> = outcome.stdout.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "--- worker-0: restart 1 at 2026-11-26T10:00:05.000Z (the previous run exited with \
+             code 1) ---",
+            "run 0",
+            "run 1",
+        ],
+        "{}",
+        outcome.stdout
+    );
+}

@@ -2,9 +2,10 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use trainctl_api::manifest::load_str;
-use trainctl_api::{JobCondition, JobConditionType, JobStatus};
+use trainctl_api::{JobCondition, JobConditionType, JobStatus, ReplicaType};
 use trainctl_local::store::ReplicaState;
 
+use super::spec::shell_quote;
 use super::*;
 
 const MANIFEST: &str = r#"
@@ -13,6 +14,7 @@ kind: TFJob
 metadata:
   name: mnist
   namespace: team-a
+  labels: {team: vision}
 spec:
   runPolicy:
     backoffLimit: 3
@@ -41,6 +43,24 @@ spec:
           - name: tensorflow
             image: tensorflow/tensorflow:2.16.1
             command: [sh, -c, "echo it's\nsleep 1"]
+            resources:
+              requests: {cpu: "2", memory: 4Gi}
+              limits: {nvidia.com/gpu: 1}
+            env:
+            - {name: EPOCHS, value: "3"}
+            - name: BUCKET
+              valueFrom: {configMapKeyRef: {name: settings, key: bucket}}
+            - name: TOKEN
+              valueFrom: {secretKeyRef: {name: creds, key: token}}
+            envFrom: [{configMapRef: {name: common}}]
+            volumeMounts:
+            - {name: data, mountPath: /data, readOnly: true}
+            - {name: scratch, mountPath: /tmp/scratch}
+          volumes:
+          - {name: data, persistentVolumeClaim: {claimName: imagenet}}
+          - {name: scratch, emptyDir: {}}
+        metadata:
+          labels: {app: mnist}
 "#;
 
 fn at(text: &str) -> Timestamp {
@@ -177,6 +197,7 @@ Name:       mnist
 Namespace:  team-a
 Kind:       TFJob
 UID:        6b0c0000-0000-4000-8000-000000000001
+Labels:     team=vision
 State:      Succeeded
 Created:    2026-11-24T10:00:00Z (5m ago)
 Started:    2026-11-24T10:00:01Z
@@ -187,13 +208,26 @@ Spec:
     Replicas:        1
     Restart Policy:  Never
     Container:       tensorflow
+    Image:           tensorflow/tensorflow:2.16.1
     Command:         python train.py --epochs=3
   Worker:
     Replicas:        2
     Restart Policy:  OnFailure
+    Labels:          app=mnist
     Container:       tensorflow
+    Image:           tensorflow/tensorflow:2.16.1
     Command:         sh -c 'echo it'\\''s
                      sleep 1'
+    Requests:        cpu=2, memory=4Gi
+    Limits:          nvidia.com/gpu=1
+    Environment:     <every key of configMap common>
+                     EPOCHS=3
+                     BUCKET=<key bucket of configMap settings>
+                     TOKEN=<key token of secret creds>
+    Mounts:          /data from data (ro)
+                     /tmp/scratch from scratch (rw)
+    Volumes:         data: PersistentVolumeClaim imagenet
+                     scratch: EmptyDir
   Run Policy:
     Clean Pod Policy:            None
     Backoff Limit:               3
@@ -264,7 +298,7 @@ fn a_replica_without_command_shows_unset() {
     let text = Description::local("Pending", record(job(&manifest), false), &[], &[])
         .render(at("2026-11-24T10:00:30Z"));
     assert!(
-        text.contains("  Chief:\n    Replicas:        1\n    Restart Policy:  Never\n    Container:       tensorflow\n    Command:         <unset>\n"),
+        text.contains("  Chief:\n    Replicas:        1\n    Restart Policy:  Never\n    Container:       tensorflow\n    Image:           tensorflow/tensorflow:2.16.1\n    Command:         <unset>\n"),
         "{text}"
     );
 }

@@ -6,14 +6,23 @@
 //!
 //! A file is rotated between lines where it can be: each file then starts with a whole line,
 //! unless a single line is longer than the size.
+//!
+//! Each file's [index](super::index) goes with it: `NAME.log.index` becomes `NAME.log.1.index`
+//! as `NAME.log` becomes `NAME.log.1`, and is deleted with it. A reader pairs a file with its
+//! index only while the file is at its name (see [`LogReader`](super::LogReader)); so that a
+//! pair found that way is always right, a file is renamed before its index, an index is deleted
+//! before its file, whatever index a rotated file is about to replace is deleted first, and the
+//! new file's index is in place before the new file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use super::index::{IndexWriter, Record, Run, index_file, unix_nanos};
 use super::{LOG_FILE_MODE, LogFile};
 
 /// How large a replica's log may grow: the file written is rotated at `max_size` bytes, and
@@ -139,9 +148,11 @@ fn numbered(path: &Path, n: u64) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// A replica's log being written: appended to and rotated by its limit. Writing never fails:
-/// what cannot be written is counted as [`Dropped::unwritten`], so that a full disk costs
-/// output, never the replica.
+/// A replica's log being written: appended to and rotated by its limit, one run of the replica
+/// (a start of its process) per writer, recorded with the time of each chunk in the log's
+/// [index](super::index). Writing never fails: what cannot be written is counted as
+/// [`Dropped::unwritten`], so that a full disk costs output, never the replica; an index that
+/// cannot be written costs the times of the output, never the output.
 #[derive(Debug)]
 pub struct LogWriter {
     path: PathBuf,
@@ -152,13 +163,43 @@ pub struct LogWriter {
     dropped: Dropped,
     /// Whether `dropped` changed since the marker file was written.
     unrecorded: bool,
+    /// The index of the file written; `None` when it could not be opened.
+    index: Option<IndexWriter>,
+    /// The run this writer writes.
+    run: Run,
 }
 
 impl LogWriter {
-    /// Writes to `log`, as it stands (a restarted replica's log goes on), within `limit`.
+    /// Writes a run of the replica, started now, to `log`, as it stands (a restarted replica's
+    /// log goes on), within `limit`.
     #[must_use]
     pub fn new(log: LogFile, limit: LogLimit) -> LogWriter {
+        LogWriter::starting(log, limit, SystemTime::now())
+    }
+
+    /// Writes a run of the replica, started at `started` (just before its process was
+    /// spawned), to `log`, as it stands, within `limit`. The run is the one after the last
+    /// that the log's index records (0 when it records none), and its start is recorded at
+    /// once.
+    #[must_use]
+    pub fn starting(log: LogFile, limit: LogLimit, started: SystemTime) -> LogWriter {
         let size = log.file.metadata().map_or(0, |metadata| metadata.len());
+        let started = unix_nanos(started);
+        let resumed = IndexWriter::resume(&log.path, size, unix_nanos(SystemTime::now())).ok();
+        let number = resumed
+            .as_ref()
+            .and_then(|(_, last)| *last)
+            .map_or(0, |last| last.number.saturating_add(1));
+        let run = Run { number, started };
+        let index = resumed.map(|(mut index, _)| {
+            index.push(Record::RunStart {
+                run: number,
+                offset: size,
+                at: started,
+            });
+            let _ = index.flush();
+            index
+        });
         LogWriter {
             dropped: dropped(&log.path),
             path: log.path,
@@ -166,21 +207,31 @@ impl LogWriter {
             size,
             limit,
             unrecorded: false,
+            index,
+            run,
         }
     }
 
-    /// Appends `data`, rotating the file first whenever it would grow past the limit (between
-    /// lines, where one falls within the room left).
-    pub fn write(&mut self, mut data: &[u8]) {
+    /// Appends `data`, read from the replica now (see [`LogWriter::write_read_at`]).
+    pub fn write(&mut self, data: &[u8]) {
+        self.write_read_at(data, SystemTime::now());
+    }
+
+    /// Appends `data`, read from the replica at `at`, rotating the file first whenever it would
+    /// grow past the limit (between lines, where one falls within the room left); then records
+    /// when it was read in the index (one small write).
+    pub fn write_read_at(&mut self, mut data: &[u8], at: SystemTime) {
+        let at = unix_nanos(at);
         if !self.limit.rotates() {
-            self.append(data);
+            self.append(data, at);
+            self.flush_index();
             return;
         }
         while !data.is_empty() {
             let room = self.limit.max_size.saturating_sub(self.size);
             if data.len() as u64 <= room {
-                self.append(data);
-                return;
+                self.append(data, at);
+                break;
             }
             let room = room as usize;
             let cut = match data[..room].iter().rposition(|&byte| byte == b'\n') {
@@ -189,25 +240,48 @@ impl LogWriter {
                 None if self.size == 0 => room,
                 None => 0,
             };
-            self.append(&data[..cut]);
+            self.append(&data[..cut], at);
             data = &data[cut..];
             if self.rotate().is_err() {
                 // Kept in the file written: the next write tries again.
-                self.append(data);
-                return;
+                self.append(data, at);
+                break;
             }
         }
+        self.flush_index();
+    }
+
+    /// Records that the run ended with `code`, its output complete (the pipe closed).
+    pub fn exited(&mut self, code: i32) {
+        if let Some(index) = &mut self.index {
+            index.push(Record::Exit {
+                code,
+                offset: self.size,
+                at: unix_nanos(SystemTime::now()),
+            });
+        }
+        self.flush_index();
     }
 
     /// Records what the log lost in its marker file, if that changed since it was last recorded.
     pub fn finish(&mut self) {
+        self.flush_index();
         if self.unrecorded && write_marker(&self.path, self.dropped).is_ok() {
             self.unrecorded = false;
         }
     }
 
-    /// Appends what it can of `data` to the file written; counts the rest as unwritten.
-    fn append(&mut self, mut data: &[u8]) {
+    /// Writes the index records gathered since the last flush.
+    fn flush_index(&mut self) {
+        if let Some(index) = &mut self.index {
+            let _ = index.flush();
+        }
+    }
+
+    /// Appends what it can of `data`, read at `at`, to the file written; counts the rest as
+    /// unwritten.
+    fn append(&mut self, mut data: &[u8], at: i64) {
+        let before = self.size;
         while !data.is_empty() {
             match self.file.write(data) {
                 Ok(0) => break,
@@ -219,6 +293,11 @@ impl LogWriter {
                 Err(_) => break,
             }
         }
+        if self.size > before
+            && let Some(index) = &mut self.index
+        {
+            index.push(Record::Read { end: self.size, at });
+        }
         if !data.is_empty() {
             self.dropped.unwritten += data.len() as u64;
             self.unrecorded = true;
@@ -226,7 +305,8 @@ impl LogWriter {
     }
 
     /// Rotates the file written: the oldest files beyond the limit are deleted (and counted),
-    /// every other one moves up a number, and a new, empty file takes the log's name.
+    /// every other one moves up a number, and a new, empty file takes the log's name; each
+    /// index goes with its file, in the order the module's documentation gives.
     fn rotate(&mut self) -> io::Result<()> {
         let fresh_path = self.path.with_extension("rotating");
         let fresh = OpenOptions::new()
@@ -235,31 +315,58 @@ impl LogWriter {
             .truncate(true)
             .mode(LOG_FILE_MODE)
             .open(&fresh_path)?;
+        let fresh_index = self.index.as_ref().and_then(|_| {
+            let now = unix_nanos(SystemTime::now());
+            IndexWriter::create(index_file(&fresh_path), Some(self.run), now).ok()
+        });
+        self.flush_index();
         // The rotated files kept once this one is rotated too.
         let kept = u64::from(self.limit.max_files.saturating_sub(1));
         for (n, rotated) in rotated_files(&self.path)?.into_iter().rev() {
             if n >= kept {
                 let size = fs::metadata(&rotated).map_or(0, |metadata| metadata.len());
+                remove_index_of(&rotated);
                 fs::remove_file(&rotated)?;
                 self.dropped.rotated += size;
                 self.unrecorded = true;
             } else {
-                fs::rename(&rotated, numbered(&self.path, n + 1))?;
+                move_with_index(&rotated, &numbered(&self.path, n + 1))?;
             }
         }
         if kept == 0 {
+            remove_index_of(&self.path);
             fs::remove_file(&self.path)?;
             self.dropped.rotated += self.size;
             self.unrecorded = true;
         } else {
-            fs::rename(&self.path, numbered(&self.path, 1))?;
+            move_with_index(&self.path, &numbered(&self.path, 1))?;
         }
+        self.index = fresh_index.and_then(|mut index| {
+            let path = index_file(&self.path);
+            fs::rename(index.path(), &path).ok()?;
+            index.moved_to(path);
+            Some(index)
+        });
         fs::rename(&fresh_path, &self.path)?;
         self.file = fresh;
         self.size = 0;
         self.finish();
         Ok(())
     }
+}
+
+/// Deletes the index of the log file `file`, if it has one.
+fn remove_index_of(file: &Path) {
+    let _ = fs::remove_file(index_file(file));
+}
+
+/// Renames the log file `from` to `to`, then its index (after deleting whatever index `to` had:
+/// it was another file's).
+fn move_with_index(from: &Path, to: &Path) -> io::Result<()> {
+    remove_index_of(to);
+    fs::rename(from, to)?;
+    let _ = fs::rename(index_file(from), index_file(to));
+    Ok(())
 }
 
 /// Writes the marker file of the log `path` whole (a reader never sees half of it).

@@ -6,11 +6,8 @@ use super::*;
 
 /// Appends `text` to the log file at `path`, opened as a replica's is.
 fn append(path: &Path, text: &str) {
-    let log = open_log_file(path).expect("log file");
-    log.try_clone()
-        .expect("a handle on the log")
-        .write_all(text.as_bytes())
-        .expect("write");
+    let mut log = open_log_file(path).expect("log file");
+    log.file.write_all(text.as_bytes()).expect("write");
 }
 
 fn read(path: &Path) -> String {
@@ -80,7 +77,13 @@ fn log_files_rotated_files_and_markers_are_private_even_under_umask_000() {
     nix::sys::stat::umask(before);
     assert_eq!(
         names(&dir.path().join("logs")),
-        ["worker-0.dropped", "worker-0.log", "worker-0.log.1"]
+        [
+            "worker-0.dropped",
+            "worker-0.log",
+            "worker-0.log.1",
+            "worker-0.log.1.index",
+            "worker-0.log.index"
+        ]
     );
     for name in names(&dir.path().join("logs")) {
         let mode = fs::metadata(dir.path().join("logs").join(&name))
@@ -98,14 +101,16 @@ async fn a_pump_copies_everything_to_the_file_until_the_writers_close() {
     let log = open_log_file(&path).expect("log file");
     let (reader, mut writer) = io::pipe().expect("pipe");
     let console = Console::stderr(false);
+    let (exit, exited) = tokio::sync::oneshot::channel();
     let handle = pump(
         reader,
-        log,
-        LogLimit::DEFAULT,
+        LogWriter::new(log, LogLimit::DEFAULT),
         console,
         "worker-0 | ".to_owned(),
+        exited,
     )
     .expect("pump");
+    exit.send(0).expect("the pump waits for the exit code");
     let writing = std::thread::spawn(move || {
         let mut expected = Vec::new();
         for line in 0..10_000 {
@@ -132,7 +137,11 @@ async fn a_pump_keeps_the_log_within_its_limit() {
         max_size: 1000,
         max_files: 2,
     };
-    let handle = pump(reader, log, limit, Console::stderr(false), String::new()).expect("pump");
+    let (exit, exited) = tokio::sync::oneshot::channel::<i32>();
+    let log = LogWriter::new(log, limit);
+    let handle = pump(reader, log, Console::stderr(false), String::new(), exited).expect("pump");
+    // No exit code comes (the reaper is gone): the pump ends all the same.
+    drop(exit);
     // 100 lines of 100 bytes: the last 1,000 bytes are in each file at most.
     let line = |n: u32| format!("{n:099}\n");
     std::thread::spawn(move || {
@@ -165,7 +174,10 @@ fn a_pump_thread_copies_and_rotates_without_a_runtime() {
         max_size: 6,
         max_files: 3,
     };
-    let pump = pump_thread(reader, open_log_file(&path).expect("log"), limit).expect("pump");
+    let log = LogWriter::new(open_log_file(&path).expect("log"), limit);
+    let (exit, exited) = std::sync::mpsc::channel();
+    let pump = pump_thread(reader, log, exited).expect("pump");
+    exit.send(3).expect("the pump waits for the exit code");
     writer
         .write_all(b"aaaaa\nbbbbb\nccccc\nddddd\n")
         .expect("write");
@@ -198,7 +210,15 @@ fn rotation_cuts_between_lines_and_drops_the_oldest_beyond_the_count() {
     // fits.
     log.write(b"1\n22\n");
     log.write(b"333\n4444\n55\n");
-    assert_eq!(names(dir.path()), ["worker-0.log", "worker-0.log.1"]);
+    assert_eq!(
+        names(dir.path()),
+        [
+            "worker-0.log",
+            "worker-0.log.1",
+            "worker-0.log.1.index",
+            "worker-0.log.index"
+        ]
+    );
     assert_eq!(read(&dir.path().join("worker-0.log.1")), "1\n22\n333\n");
     assert_eq!(read(&dir.path().join("worker-0.log")), "4444\n55\n");
     // No line fits in the room left: rotated whole.
@@ -237,7 +257,10 @@ fn one_file_is_emptied_when_full_and_a_zero_size_never_rotates() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut log = writer(dir.path(), 4, 1);
     log.write(b"aaa\nbbb\nc\n");
-    assert_eq!(names(dir.path()), ["worker-0.dropped", "worker-0.log"]);
+    assert_eq!(
+        names(dir.path()),
+        ["worker-0.dropped", "worker-0.log", "worker-0.log.index"]
+    );
     assert_eq!(read(&dir.path().join("worker-0.log")), "c\n");
     assert_eq!(dropped(&dir.path().join("worker-0.log")).rotated, 8);
 
@@ -246,7 +269,10 @@ fn one_file_is_emptied_when_full_and_a_zero_size_never_rotates() {
     let big = "x".repeat(100_000);
     log.write(big.as_bytes());
     log.finish();
-    assert_eq!(names(unlimited.path()), ["worker-0.log"]);
+    assert_eq!(
+        names(unlimited.path()),
+        ["worker-0.log", "worker-0.log.index"]
+    );
     assert_eq!(read(&unlimited.path().join("worker-0.log")), big);
 }
 
@@ -402,3 +428,5 @@ fn prefixes_are_padded_and_plain_without_a_terminal() {
     };
     assert_eq!(console.prefix("ps-0", 8, 3), "ps-0     | ");
 }
+
+mod runs;
