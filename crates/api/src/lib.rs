@@ -21,6 +21,7 @@ pub mod mpi;
 pub mod paddle;
 pub mod pytorch;
 pub mod quantity;
+pub mod quota;
 pub mod tensorflow;
 pub mod xgboost;
 

@@ -11,6 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::ResourceQuota;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
@@ -196,10 +197,23 @@ struct ErrorBody {
     details: Vec<String>,
 }
 
-/// The answer to a submit.
-#[derive(Deserialize)]
-struct Submitted {
-    jobs: Vec<JobView>,
+/// The answer to a submit: the quotas applied (first), then the jobs recorded.
+#[derive(Debug, Deserialize)]
+pub struct Submitted {
+    /// The `ResourceQuota`s applied, in file order.
+    #[serde(default, rename = "resourceQuotas")]
+    pub quotas: Vec<AppliedQuota>,
+    /// The jobs recorded, in file order.
+    pub jobs: Vec<JobView>,
+}
+
+/// A quota applied by a submit.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AppliedQuota {
+    /// `created` or `configured`.
+    pub action: String,
+    /// The quota, with its status.
+    pub quota: k8s_openapi::api::core::v1::ResourceQuota,
 }
 
 /// The answer to a delete.
@@ -265,14 +279,14 @@ impl Client {
         })
     }
 
-    /// `POST /api/v1/jobs`: submits a manifest; the jobs as recorded. `source` names the file
-    /// in the server's messages; `namespace` is `-n`.
+    /// `POST /api/v1/jobs`: submits a manifest; the quotas applied and the jobs as recorded.
+    /// `source` names the file in the server's messages; `namespace` is `-n`.
     pub fn submit(
         &self,
         manifest: &[u8],
         source: &str,
         namespace: Option<&str>,
-    ) -> Result<Vec<JobView>, ClientError> {
+    ) -> Result<Submitted, ClientError> {
         let url = format!("{}/api/v1/jobs", self.url);
         let mut request = self
             .bounded(self.agent.post(&url), self.answer_timeout)
@@ -281,9 +295,7 @@ impl Client {
             request = request.query("namespace", namespace);
         }
         let response = request.content_type("application/yaml").send(manifest);
-        let submitted: Submitted =
-            self.answer("submit the manifest", response, self.answer_timeout)?;
-        Ok(submitted.jobs)
+        self.answer("submit the manifest", response, self.answer_timeout)
     }
 
     /// `DELETE` a job; the job as it was.
@@ -306,6 +318,43 @@ impl Client {
         };
         let response = self.bounded(self.agent.post(&url), wait).send_empty();
         self.answer(&format!("{verb} {}", job.name), response, wait)
+    }
+
+    /// The ResourceQuotas of `namespace` (every namespace when `None`), with what each
+    /// namespace uses (`status.used`).
+    pub fn quotas(&self, namespace: Option<&str>) -> Result<Vec<ResourceQuota>, ClientError> {
+        #[derive(Deserialize)]
+        struct Listed {
+            items: Vec<ResourceQuota>,
+        }
+        let url = format!("{}/api/v1/resourcequotas", self.url);
+        let mut request = self.bounded(self.agent.get(&url), self.answer_timeout);
+        if let Some(namespace) = namespace {
+            request = request.query("namespace", namespace);
+        }
+        let listed: Listed = self.answer("list the quotas", request.call(), self.answer_timeout)?;
+        Ok(listed.items)
+    }
+
+    /// `DELETE` the quota `namespace/name`; the quota as it was.
+    pub fn delete_quota(&self, namespace: &str, name: &str) -> Result<ResourceQuota, ClientError> {
+        #[derive(Deserialize)]
+        struct Deleted {
+            deleted: ResourceQuota,
+        }
+        let url = format!(
+            "{}/api/v1/namespaces/{namespace}/resourcequotas/{name}",
+            self.url
+        );
+        let response = self
+            .bounded(self.agent.delete(&url), self.answer_timeout)
+            .call();
+        let deleted: Deleted = self.answer(
+            &format!("delete the quota {name}"),
+            response,
+            self.answer_timeout,
+        )?;
+        Ok(deleted.deleted)
     }
 
     /// The request with the token, and its time bounds: connecting, then sending it and

@@ -488,7 +488,7 @@ fn submit_refuses_a_manifest_without_a_job_or_in_another_namespace() {
     assert_eq!(
         submitted.stderr,
         format!(
-            "{configmap}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)\n"
+            "{configmap}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)\n"
         )
     );
     let job = tfjob("elsewhere", 1, "true").replace(

@@ -4,6 +4,7 @@
 
 mod body;
 mod errors;
+mod quotas;
 
 use std::sync::Arc;
 
@@ -42,6 +43,11 @@ pub fn router(supervisor: Arc<Supervisor>, token: &str) -> Router {
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
         .route("/api/v1/jobs", post(submit).get(list))
+        .route("/api/v1/resourcequotas", get(quotas::list))
+        .route(
+            "/api/v1/namespaces/{namespace}/resourcequotas/{name}",
+            get(quotas::one).delete(quotas::delete),
+        )
         .route(job, get(one).delete(delete))
         .route(&format!("{job}/suspend"), post(suspend))
         .route(&format!("{job}/resume"), post(resume))
@@ -127,7 +133,11 @@ async fn submit(
     };
     let supervisor = Arc::clone(&api.supervisor);
     match supervisor.submit(text, source, query.namespace.as_deref()) {
-        Ok(jobs) => (StatusCode::CREATED, Json(json!({ "jobs": jobs }))).into_response(),
+        Ok((quotas, jobs)) => (
+            StatusCode::CREATED,
+            Json(json!({ "resourceQuotas": quotas, "jobs": jobs })),
+        )
+            .into_response(),
         Err(failure) => failed(&failure),
     }
 }

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod metrics;
 mod openapi;
 pub mod queue;
+pub mod quotas;
 pub mod supervisor;
 pub mod view;
 

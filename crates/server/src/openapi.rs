@@ -19,11 +19,8 @@ pub fn document() -> Value {
             "example": "mnist", "schema": { "type": "string" } }),
     ];
     let view = json!({ "$ref": "#/components/schemas/JobView" });
-    let json_body = |description: &str, schema: Value| json!({ "description": description, "content": { "application/json": { "schema": schema } } });
-    let submitted = json_body(
-        "Recorded and queued",
-        json!({ "type": "object", "required": ["jobs"], "properties": { "jobs": { "type": "array", "items": view } } }),
-    );
+    let submitted = submitted(&view);
+
     let listed = json_body(
         "The jobs",
         json!({ "type": "object", "required": ["items"], "properties": { "items": { "type": "array", "items": view } } }),
@@ -32,7 +29,7 @@ pub fn document() -> Value {
         "The job as it was",
         json!({ "type": "object", "required": ["deleted"], "properties": { "deleted": view } }),
     );
-    json!({
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "trainctl server",
@@ -104,7 +101,64 @@ pub fn document() -> Value {
                           "schema": { "type": "boolean" } }] }))
             }
         }
-    })
+    });
+    if let Some(paths) = document["paths"].as_object_mut() {
+        paths.extend(quota_paths());
+    }
+    document
+}
+
+/// The `ResourceQuota` paths.
+fn quota_paths() -> Map<String, Value> {
+    let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
+    let quota_path = [
+        namespace("path", "The quota's namespace"),
+        json!({ "name": "name", "in": "path", "required": true, "description": "The quota's name",
+            "example": "team-a", "schema": { "type": "string" } }),
+    ];
+    let paths = json!({
+            "/api/v1/resourcequotas": {
+                "get": with(operation("List ResourceQuotas, with what their namespaces use (status.used)", json!({
+                        "200": json_body("The quotas", json!({ "type": "object", "required": ["items"],
+                            "properties": { "items": { "type": "array", "items": quota } } })),
+                        "400": error("The namespace is not a DNS-1123 label") })),
+                    json!({ "parameters": [namespace("query", "Only this namespace")] }))
+            },
+            "/api/v1/namespaces/{namespace}/resourcequotas/{name}": {
+                "parameters": quota_path,
+                "get": operation("One ResourceQuota, with what its namespace uses", json!({
+                    "200": json_body("The quota", quota.clone()), "404": error("No such quota") })),
+                "delete": operation("Remove the quota: its namespace's jobs are held by it no more", json!({
+                    "200": json_body("The quota as it was", json!({ "type": "object", "required": ["deleted"],
+                        "properties": { "deleted": quota } })),
+                    "404": error("No such quota") }))
+            }
+    });
+    match paths {
+        Value::Object(paths) => paths,
+        _ => Map::new(),
+    }
+}
+
+/// The answer to a submission: the quotas applied, then the jobs recorded.
+fn submitted(view: &Value) -> Value {
+    let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
+    json_body(
+        "Recorded and queued: the manifest's ResourceQuotas applied first, then its jobs",
+        json!({ "type": "object", "required": ["jobs"], "properties": {
+            "resourceQuotas": { "type": "array", "items": { "type": "object", "required": ["action", "quota"], "properties": {
+                "action": { "type": "string", "enum": ["created", "configured"] }, "quota": quota } } },
+            "jobs": { "type": "array", "items": view } } }),
+    )
+}
+
+/// A JSON answer: its description and its schema.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every caller builds the schema for this answer alone"
+)]
+fn json_body(description: &str, schema: Value) -> Value {
+    json!({ "description": description, "content": { "application/json": { "schema": schema } } })
 }
 
 /// The security scheme and the schemas: the error envelope, and a job's view.
@@ -115,6 +169,15 @@ fn components() -> Value {
             "Error": { "type": "object", "required": ["error", "details"], "properties": {
                 "error": { "type": "string" },
                 "details": { "type": "array", "items": { "type": "string" } } } },
+            "ResourceQuota": { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"],
+                "description": "A v1 ResourceQuota; status.hard and status.used as the server counts them",
+                "properties": {
+                    "apiVersion": { "type": "string", "const": "v1" },
+                    "kind": { "type": "string", "const": "ResourceQuota" },
+                    "metadata": { "type": "object" }, "spec": { "type": "object" },
+                    "status": { "type": "object", "properties": {
+                        "hard": { "type": "object", "additionalProperties": { "type": "string" } },
+                        "used": { "type": "object", "additionalProperties": { "type": "string" } } } } } },
             "JobView": { "type": "object", "required": ["namespace", "name", "kind", "uid", "state", "waiting", "created", "finished", "job", "replicas", "events"], "properties": {
                 "namespace": { "type": "string" }, "name": { "type": "string" },
                 "kind": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"] },
@@ -226,6 +289,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 10);
+        assert_eq!(operations, 13);
     }
 }

@@ -9,6 +9,12 @@
 //! is admitted, suspended, deleted or fails; a job that overtook others counts against them
 //! until its run ends.
 //!
+//! With quotas (`docs/server.md`, "Teams and quotas"), the head-of-line rule holds per
+//! namespace for quota: a job whose namespace's `ResourceQuota` cannot hold it now (or that is
+//! behind such a job of its namespace) is held by its quota, and leaves the machine's queue
+//! meanwhile: it reserves nothing against other jobs, and the machine's head is the first job
+//! not held ([`quota`] has the rule). A job that can never fit its quota fails at once.
+//!
 //! Only the head is woken when it becomes the head or when resources are given back; when it
 //! does not fit, its try finds which jobs behind it may start (with what it saw free, inside the
 //! store's reservation) and wakes those. The other jobs sleep and never touch the store, so a
@@ -19,10 +25,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+use trainctl_api::quota::{Quota, Usage};
 use trainctl_engine::reconcile::Resource;
 use trainctl_local::kubelet::admission::{Amounts, amount_words};
 
 use crate::backfill::{self, Blocked, Queued};
+
+mod quota;
 
 /// One waiting job.
 #[derive(Debug, Clone)]
@@ -30,6 +39,12 @@ struct Entry {
     uid: String,
     /// `tfjob/default/mnist`, as messages name it.
     label: String,
+    /// Its namespace.
+    namespace: String,
+    /// What it counts against its namespace's quotas once admitted.
+    charge: Usage,
+    /// Why its namespace's quota holds it now; `None` when it is in the machine's queue.
+    quota_hold: Option<String>,
     priority: i32,
     /// Submission order; unique to this stay in the queue.
     seq: u64,
@@ -84,10 +99,14 @@ struct State {
     entries: Vec<Entry>,
     /// The running jobs that started by backfill, by uid.
     overtakers: HashMap<String, Overtaker>,
+    /// The quotas of each namespace that has any.
+    quotas: HashMap<String, Vec<Quota>>,
+    /// The admitted jobs' namespace and what they count against its quotas, by uid.
+    charged: HashMap<String, (String, Usage)>,
 }
 
 /// What the queue decided for a job that asked to take its resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// It takes them, and has left the queue.
     Take(Admitted),
@@ -95,6 +114,27 @@ pub enum Decision {
     Short,
     /// It is behind others and may not start before them.
     Behind,
+    /// Its namespace's quota holds it, for this reason.
+    Quota(String),
+    /// It asks for more than its namespace's quota allows in all, for this reason.
+    NeverFitsQuota(String),
+}
+
+/// A job to queue: who it is, and what it counts against its namespace's quotas.
+#[derive(Debug, Clone)]
+pub struct Waiting<'a> {
+    /// Its uid.
+    pub uid: &'a str,
+    /// `tfjob/default/mnist`, as messages name it.
+    pub label: &'a str,
+    /// Its priority (higher first).
+    pub priority: i32,
+    /// Its submission order, unique to this stay in the queue.
+    pub seq: u64,
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// What it counts against its namespace's quotas.
+    pub charge: Usage,
 }
 
 /// How a job was admitted.
@@ -124,9 +164,17 @@ impl Queue {
         }
     }
 
-    /// Queues the job `uid` (named `label` in messages) behind every job of its priority or
-    /// higher already queued; how many jobs are ahead of it.
-    pub fn push(&self, uid: &str, label: &str, priority: i32, seq: u64) -> usize {
+    /// Queues a job behind every job of its priority or higher already queued; how many jobs
+    /// are ahead of it.
+    pub fn push(&self, job: Waiting<'_>) -> usize {
+        let Waiting {
+            uid,
+            label,
+            priority,
+            seq,
+            namespace,
+            charge,
+        } = job;
         let mut state = self.lock();
         if let Some(at) = state.entries.iter().position(|entry| entry.uid == uid) {
             return at;
@@ -143,6 +191,9 @@ impl Queue {
             Entry {
                 uid: uid.to_owned(),
                 label: label.to_owned(),
+                namespace: namespace.to_owned(),
+                charge,
+                quota_hold: None,
                 priority,
                 seq,
                 since: Instant::now(),
@@ -153,8 +204,9 @@ impl Queue {
                 blocked: None,
             },
         );
-        if at == 0 {
-            wake_head(&state.entries);
+        state.refresh_quota_holds();
+        if state.machine_place(at) == Some(0) {
+            state.wake_head();
         }
         at
     }
@@ -178,13 +230,13 @@ impl Queue {
             .map(|entry| Arc::clone(&entry.turn))
     }
 
-    /// How many jobs are ahead of the job `uid`; `None` when it is not queued.
+    /// How many jobs are ahead of the job `uid` in the machine's queue (in the whole queue when
+    /// its quota holds it); `None` when it is not queued.
     pub fn position(&self, uid: &str) -> Option<u32> {
-        self.lock()
-            .entries
-            .iter()
-            .position(|entry| entry.uid == uid)
-            .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
+        let state = self.lock();
+        let at = state.entries.iter().position(|entry| entry.uid == uid)?;
+        let place = state.machine_place(at).unwrap_or(at);
+        Some(u32::try_from(place).unwrap_or(u32::MAX))
     }
 
     /// Whether the job `uid` is to try for its resources now: when it is not queued, at the
@@ -192,7 +244,8 @@ impl Queue {
     pub fn may_try(&self, uid: &str) -> bool {
         let state = self.lock();
         match state.entries.iter().position(|entry| entry.uid == uid) {
-            None | Some(0) => true,
+            None => true,
+            Some(at) if state.machine_place(at) == Some(0) => true,
             Some(at) => state.entries[at].may_try,
         }
     }
@@ -219,10 +272,20 @@ impl Queue {
         entry.request = Some(*request);
         entry.may_try = false;
         entry.blocked = None;
-        if at == 0 {
+        if let Some(never) = state.never_fits_quota(at) {
+            return Decision::NeverFitsQuota(never);
+        }
+        state.refresh_quota_holds();
+        let machine = state.machine();
+        let Some(place) = machine.iter().position(|&index| index == at) else {
+            let why = state.entries[at].quota_hold.clone().unwrap_or_default();
+            return Decision::Quota(why);
+        };
+        if place == 0 {
             if fits {
-                let head = state.entries.remove(0);
-                wake_head(&state.entries);
+                let head = state.entries.remove(at);
+                state.charge(&head);
+                state.wake_head();
                 return Decision::Take(Admitted {
                     waited: Some(head.since.elapsed()),
                     backfilled: false,
@@ -231,12 +294,17 @@ impl Queue {
             state.wake_starters(free);
             return Decision::Short;
         }
-        let ahead: Vec<Queued> = state.entries[..at].iter().map(Entry::as_queued).collect();
+        let ahead: Vec<Queued> = machine[..place]
+            .iter()
+            .map(|&index| state.entries[index].as_queued())
+            .collect();
         let blocking = match backfill::may_start(&state.capacity, free, &ahead, request) {
-            Ok(()) if fits => return state.overtake(at),
+            Ok(()) if fits => return state.overtake(at, &machine[..place]),
             Ok(()) => Some(Blocking::NotFree(Vec::new())),
             Err(Blocked::NotFree(short)) => Some(Blocking::NotFree(short)),
-            Err(Blocked::WouldDelay(place)) => Some(Blocking::WouldDelay(state.entries[place].seq)),
+            Err(Blocked::WouldDelay(ahead_place)) => Some(Blocking::WouldDelay(
+                state.entries[machine[ahead_place]].seq,
+            )),
             Err(Blocked::NotTried(_)) => None,
         };
         state.entries[at].blocked = blocking;
@@ -256,20 +324,26 @@ impl Queue {
                 }
             }
         }
-        wake_head(&state.entries);
+        state.charged.remove(uid);
+        state.refresh_quota_holds();
+        state.wake_head();
     }
 
     /// Why the job `uid`, queued behind others, waits: `queued behind 2 jobs`, and what keeps it
     /// from starting before them, as of its last try (`; would delay tfjob/default/h at the head
-    /// of the queue`). `None` at the head or when not queued.
+    /// of the queue`); only the jobs of the machine's queue count (not those held by their
+    /// quota). `None` at the head, when held by its quota, or when not queued.
     pub fn why_behind(&self, uid: &str) -> Option<String> {
         let state = self.lock();
-        let at = state.entries.iter().position(|entry| entry.uid == uid)?;
+        let index = state.entries.iter().position(|entry| entry.uid == uid)?;
+        let machine = state.machine();
+        let at = machine.iter().position(|&i| i == index)?;
         if at == 0 {
             return None;
         }
+        let entries: Vec<&Entry> = machine.iter().map(|&i| &state.entries[i]).collect();
         let them = if at == 1 { "it" } else { "them" };
-        let why = match &state.entries[at].blocked {
+        let why = match &entries[at].blocked {
             Some(Blocking::NotFree(short)) if !short.is_empty() => {
                 let wants: Vec<String> = short
                     .iter()
@@ -287,14 +361,14 @@ impl Queue {
                 )
             }
             Some(Blocking::WouldDelay(seq)) => {
-                match state.entries[..at].iter().position(|e| e.seq == *seq) {
+                match entries[..at].iter().position(|e| e.seq == *seq) {
                     Some(0) => format!(
                         "; would delay {} at the head of the queue",
-                        state.entries[0].label
+                        entries[0].label
                     ),
                     Some(place) => format!(
                         "; would delay {}, {} in the queue",
-                        state.entries[place].label,
+                        entries[place].label,
                         ordinal(place + 1)
                     ),
                     None => String::new(),
@@ -312,14 +386,17 @@ impl Queue {
 }
 
 impl State {
-    /// The job at `at`, behind the head, starts by overtaking every job ahead of it.
-    fn overtake(&mut self, at: usize) -> Decision {
+    /// The job at `at`, behind the head, starts by overtaking every job of the machine's queue
+    /// ahead of it (at the indexes `ahead`).
+    fn overtake(&mut self, at: usize, ahead: &[usize]) -> Decision {
         let entry = self.entries.remove(at);
+        self.charge(&entry);
         let holds = entry.request.unwrap_or_default();
-        let mut overtook = HashSet::with_capacity(at);
-        for ahead in &mut self.entries[..at] {
-            ahead.overtaken_by = ahead.overtaken_by.plus(&holds);
-            overtook.insert(ahead.seq);
+        let mut overtook = HashSet::with_capacity(ahead.len());
+        for &index in ahead {
+            let overtaken = &mut self.entries[index];
+            overtaken.overtaken_by = overtaken.overtaken_by.plus(&holds);
+            overtook.insert(overtaken.seq);
         }
         self.overtakers
             .insert(entry.uid, Overtaker { holds, overtook });
@@ -329,21 +406,27 @@ impl State {
         })
     }
 
-    /// Wakes the jobs behind the head (which does not fit `free`) that may start now.
+    /// Wakes the jobs behind the head of the machine's queue (which does not fit `free`) that
+    /// may start now.
     fn wake_starters(&mut self, free: &Amounts) {
-        let queue: Vec<Queued> = self.entries.iter().map(Entry::as_queued).collect();
+        let machine = self.machine();
+        let queue: Vec<Queued> = machine
+            .iter()
+            .map(|&index| self.entries[index].as_queued())
+            .collect();
         for place in backfill::starters(&self.capacity, free, &queue) {
-            let entry = &mut self.entries[place];
+            let entry = &mut self.entries[machine[place]];
             entry.may_try = true;
             entry.turn.notify_one();
         }
     }
-}
 
-/// Wakes the job at the head, if any (a wake-up it is not waiting for yet is kept for it).
-fn wake_head(entries: &[Entry]) {
-    if let Some(head) = entries.first() {
-        head.turn.notify_one();
+    /// Wakes the job at the head of the machine's queue, if any (a wake-up it is not waiting
+    /// for yet is kept for it).
+    fn wake_head(&self) {
+        if let Some(head) = self.entries.iter().find(|entry| entry.quota_hold.is_none()) {
+            head.turn.notify_one();
+        }
     }
 }
 

@@ -5,6 +5,9 @@
 //! Every transition of a job is a line on the server's log ([`journal`](crate::journal)).
 
 mod coordinate;
+mod quotas;
+
+pub use quotas::QuotaApplied;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -29,7 +32,8 @@ use trainctl_local::store::{JobRecord, Store, StoreError};
 
 use crate::journal::{self, Journal};
 use crate::metrics::Metrics;
-use crate::queue::Queue;
+use crate::queue::{Queue, Waiting};
+use crate::quotas::charge_of;
 use crate::view::JobView;
 
 /// How the server runs jobs.
@@ -105,6 +109,7 @@ impl Supervisor {
             console: Console::quiet(),
             journal: Journal::default(),
         });
+        supervisor.load_quotas()?;
         supervisor.recover()?;
         supervisor.read_restarts();
         Ok(supervisor)
@@ -160,32 +165,35 @@ impl Supervisor {
                 self.launch(record, !admitted);
                 if admitted {
                     self.adopted(&uid)?;
+                    self.charge_adopted(&uid)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Records every job of a manifest and queues it. Nothing is recorded when any job is
-    /// invalid or conflicts with an unfinished job of the same name.
+    /// Applies the `ResourceQuota`s of a manifest, then records every job of it and queues it,
+    /// as kubectl applies a file in order with quotas first. Nothing is recorded when any object
+    /// is invalid or a job conflicts with an unfinished job of the same name.
     pub fn submit(
         self: &Arc<Self>,
         text: &str,
         source: &str,
         namespace: Option<&str>,
-    ) -> Result<Vec<JobView>, SupervisorError> {
-        let manifests = trainctl_api::manifest::load_str(source, text);
+    ) -> Result<(Vec<QuotaApplied>, Vec<JobView>), SupervisorError> {
+        let mut manifests = trainctl_api::manifest::load_str(source, text);
         let mut problems: Vec<String> = manifests
             .diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .map(ToString::to_string)
             .collect();
-        if manifests.jobs.is_empty() && problems.is_empty() {
+        if manifests.jobs.is_empty() && manifests.quotas.is_empty() && problems.is_empty() {
             problems.push(format!(
-                "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)"
+                "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)"
             ));
         }
+        Self::check_quotas(&mut manifests.quotas, source, namespace, &mut problems);
         let mut jobs: Vec<TrainingJob> = Vec::new();
         for mut loaded in manifests.jobs {
             if let Some(namespace) = namespace
@@ -207,7 +215,7 @@ impl Supervisor {
             .map(|job| new_record(job, manifests.companions.clone(), now))
             .collect();
         {
-            let mut store = self.store();
+            let store = self.store();
             for record in &records {
                 let busy = store
                     .job(&record.namespace, Some(record.kind), &record.name)?
@@ -224,6 +232,10 @@ impl Supervisor {
                     )));
                 }
             }
+        }
+        let quotas = self.apply_quotas(std::mem::take(&mut manifests.quotas))?;
+        {
+            let mut store = self.store();
             for record in &records {
                 let replaced = store.insert_job(record)?;
                 if let Some(old) = replaced.uid {
@@ -237,7 +249,7 @@ impl Supervisor {
             self.launch(record.clone(), true);
             views.push(self.view_of(&record)?);
         }
-        Ok(views)
+        Ok((quotas, views))
     }
 
     /// Starts the run of a recorded, unfinished job: when `queued`, it waits in the queue, then
@@ -249,7 +261,14 @@ impl Supervisor {
             let seq = self.seq.fetch_add(1, Ordering::Relaxed);
             let priority = self.priority(&record.job);
             let label = journal::label(&record.job);
-            let ahead = self.queue.push(&uid, &label, priority, seq);
+            let ahead = self.queue.push(Waiting {
+                uid: &uid,
+                label: &label,
+                priority,
+                seq,
+                namespace: &record.namespace,
+                charge: charge_of(&record.job),
+            });
             journal::queued(&record.job, priority, ahead);
         }
         let (stop, stops) = Stops::channel();
@@ -513,9 +532,12 @@ impl Supervisor {
         Ok(JobView::of(record, &replicas, &[], self.waiting(record)))
     }
 
-    /// Why a queued job waits: the jobs ahead of it and what keeps it from starting before
-    /// them, or (at the head) what the engine said.
+    /// Why a queued job waits: its namespace's quota, the jobs ahead of it and what keeps it
+    /// from starting before them, or (at the head) what the engine said.
     fn waiting(&self, record: &JobRecord) -> Option<String> {
+        if let Some(held) = self.queue.quota_hold(&record.uid) {
+            return Some(held);
+        }
         let ahead = self.queue.position(&record.uid)?;
         Some(if ahead > 0 {
             self.queue

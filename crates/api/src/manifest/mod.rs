@@ -1,5 +1,6 @@
 //! Loading manifests: one or more files of YAML (multi-document) or JSON, each document a training
-//! job or a companion object (ConfigMap, Secret), every problem reported as
+//! job, a companion object (ConfigMap, Secret) or a namespace's `ResourceQuota` (for the local
+//! control plane's admission), every problem reported as
 //! `FILE:LINE:COL: PATH: message`.
 
 pub mod location;
@@ -12,7 +13,7 @@ mod yaml_error;
 use std::fmt;
 use std::path::Path;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, ResourceQuota, Secret};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -122,6 +123,8 @@ pub struct Manifests {
     pub jobs: Vec<LoadedJob>,
     /// ConfigMaps and Secrets, in file order.
     pub companions: Vec<Companion>,
+    /// Valid `v1` `ResourceQuota`s, in file order.
+    pub quotas: Vec<ResourceQuota>,
     /// Every error and warning, in file order.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -148,6 +151,7 @@ impl Manifests {
     fn extend(&mut self, other: Manifests) {
         self.jobs.extend(other.jobs);
         self.companions.extend(other.companions);
+        self.quotas.extend(other.quotas);
         self.diagnostics.extend(other.diagnostics);
     }
 }
@@ -247,10 +251,12 @@ enum DocumentKind {
     LegacyTFJob,
     ConfigMap,
     Secret,
+    ResourceQuota,
 }
 
 const SUPPORTED: &str = "trainctl runs kubeflow.org/v1 TFJob, PyTorchJob, XGBoostJob, PaddleJob, \
-                         JAXJob and MPIJob (v1 ConfigMaps and Secrets may accompany a job)";
+                         JAXJob and MPIJob (v1 ConfigMaps, Secrets and ResourceQuotas may \
+                         accompany a job)";
 
 fn document_kind(value: &Value) -> Result<DocumentKind, Issue> {
     let Some(object) = value.as_object() else {
@@ -288,6 +294,7 @@ fn document_kind(value: &Value) -> Result<DocumentKind, Issue> {
         ("kubeflow.org/v1alpha1", "TFJob") => Ok(DocumentKind::LegacyTFJob),
         ("v1", "ConfigMap") => Ok(DocumentKind::ConfigMap),
         ("v1", "Secret") => Ok(DocumentKind::Secret),
+        ("v1", "ResourceQuota") => Ok(DocumentKind::ResourceQuota),
         (api_version, kind) => Err(Issue::error(
             FieldPath::fields("kind"),
             format!("`{kind}` ({api_version}) is not a training job; {SUPPORTED}"),
@@ -385,7 +392,8 @@ fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mu
         diagnostics: Vec::new(),
         left_out: Vec::new(),
     };
-    let job = load_job(value, &mut reporter, &mut out.companions);
+    let mut quota = None;
+    let job = load_job(value, &mut reporter, &mut out.companions, &mut quota);
     let diagnostics = reporter.diagnostics;
     let valid = diagnostics.iter().all(|d| d.severity != Severity::Error);
     out.diagnostics.extend(diagnostics);
@@ -395,13 +403,16 @@ fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mu
             source: source.to_owned(),
         });
     }
+    out.quotas.extend(quota.filter(|_| valid));
 }
 
-/// Reads one document: a job (converted, defaulted and validated) or a companion object.
+/// Reads one document: a job (converted, defaulted and validated), a companion object, or a
+/// quota (validated, into `quota`).
 fn load_job(
     value: Value,
     reporter: &mut Reporter<'_>,
     companions: &mut Vec<Companion>,
+    quota: &mut Option<ResourceQuota>,
 ) -> Option<TrainingJob> {
     let kind = match document_kind(&value) {
         Ok(kind) => kind,
@@ -432,6 +443,13 @@ fn load_job(
         }
         DocumentKind::Secret => {
             companions.extend(reporter.typed(&value).map(Companion::Secret));
+            return None;
+        }
+        DocumentKind::ResourceQuota => {
+            *quota = reporter.typed::<ResourceQuota>(&value);
+            for issue in quota.iter().flat_map(crate::quota::validate) {
+                reporter.issue(issue);
+            }
             return None;
         }
     };
@@ -474,6 +492,7 @@ mod tests {
             Ok(DocumentKind::LegacyTFJob) => Ok("v1alpha1 TFJob"),
             Ok(DocumentKind::ConfigMap) => Ok("ConfigMap"),
             Ok(DocumentKind::Secret) => Ok("Secret"),
+            Ok(DocumentKind::ResourceQuota) => Ok("ResourceQuota"),
             Err(issue) => Err(format!("{}: {}", issue.path, issue.message)),
         }
     }
@@ -488,6 +507,7 @@ mod tests {
             ("kubeflow.org/v1alpha1", "TFJob", "v1alpha1 TFJob"),
             ("v1", "ConfigMap", "ConfigMap"),
             ("v1", "Secret", "Secret"),
+            ("v1", "ResourceQuota", "ResourceQuota"),
         ] {
             let document = json!({"apiVersion": api_version, "kind": kind});
             assert_eq!(kind_of(&document), Ok(read_as));

@@ -114,7 +114,8 @@ fn submit_posts_the_manifest_as_is_with_source_namespace_and_token() {
     let jobs = fake
         .client()
         .submit(manifest, "job.yaml", Some("team-a"))
-        .expect("submitted");
+        .expect("submitted")
+        .jobs;
     assert_eq!(jobs, [mnist("Pending")]);
     let received = fake.received();
     assert_eq!(
@@ -132,7 +133,11 @@ fn submit_posts_the_manifest_as_is_with_source_namespace_and_token() {
 #[test]
 fn submit_without_namespace_sends_only_the_source() {
     let fake = Fake::answering(201, r#"{"jobs": []}"#);
-    let jobs = fake.client().submit(b"{}", "-", None).expect("submitted");
+    let jobs = fake
+        .client()
+        .submit(b"{}", "-", None)
+        .expect("submitted")
+        .jobs;
     assert!(jobs.is_empty());
     assert_eq!(
         fake.received().request_line,

@@ -20,6 +20,9 @@ use crate::target::{DEFAULT_NAMESPACE, Target};
 /// it directly, after what it left running is stopped: `delete` then also clears a job that kept
 /// a server from starting.
 pub fn run(args: &JobsArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
+    if let Some(names) = super::quotas::asked(&args.words) {
+        return super::quotas::delete(names, args.namespace.as_deref(), state);
+    }
     let selection = match selection_of(args)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),

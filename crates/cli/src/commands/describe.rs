@@ -19,6 +19,9 @@ use crate::view::description::{Description, Placement};
 /// Prints each job named, a blank line between two; exit 1 when one does not exist (the others
 /// are printed).
 pub fn run(args: &JobsArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    if let Some(names) = super::quotas::asked(&args.words) {
+        return super::quotas::describe(names, args.namespace.as_deref(), state);
+    }
     let selection = match selection_of(args)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),

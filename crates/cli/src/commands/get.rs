@@ -26,6 +26,9 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     if let Some(replicas) = replicas_asked(args)? {
         return super::replicas::run(&replicas, state);
     }
+    if let Some(names) = super::quotas::asked(&args.words) {
+        return super::quotas::get(names, args.namespace.as_deref(), args.all_namespaces, state);
+    }
     let selection = match Selection::read(&args.words, &args.files, args.namespace.as_deref())? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),

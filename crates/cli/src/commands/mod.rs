@@ -8,6 +8,7 @@ mod events;
 mod get;
 mod logs;
 mod operator;
+mod quotas;
 mod render;
 mod replicas;
 mod run;

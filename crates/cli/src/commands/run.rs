@@ -41,6 +41,14 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     if let Err(code) = diagnostics::report(&manifests) {
         return Ok(code);
     }
+    for quota in &manifests.quotas {
+        eprintln!(
+            "warning: {}: ResourceQuota {} is enforced by `trainctl server` (submit the file to \
+             it); `trainctl run` does not apply quotas",
+            args.file.display(),
+            quota.metadata.name.as_deref().unwrap_or_default()
+        );
+    }
     let mut loaded = match manifests.jobs.len() {
         1 => manifests.jobs.remove(0),
         0 => {

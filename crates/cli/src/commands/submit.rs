@@ -25,14 +25,14 @@ pub struct Checked {
 }
 
 /// Reads and checks the manifest as `validate` does, reporting every problem on stderr;
-/// `Err(exit code 2)` when it is invalid or holds no job.
+/// `Err(exit code 2)` when it is invalid or holds neither a job nor a `ResourceQuota`.
 pub fn check(args: &SubmitArgs) -> Result<Checked, ExitCode> {
     let source = args.file.display().to_string();
     let (bytes, mut manifests) = read(&args.file, &source);
     diagnostics::report(&manifests)?;
-    if manifests.jobs.is_empty() {
+    if manifests.jobs.is_empty() && manifests.quotas.is_empty() {
         eprintln!(
-            "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)"
+            "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)"
         );
         return Err(ExitCode::from(EXIT_INVALID));
     }
@@ -56,8 +56,12 @@ pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
     };
     let client = Client::find(&state_dir(state)?)?;
     match client.submit(&checked.bytes, &checked.source, args.namespace.as_deref()) {
-        Ok(jobs) => {
-            for job in jobs {
+        Ok(submitted) => {
+            for applied in submitted.quotas {
+                let name = applied.quota.metadata.name.unwrap_or_default();
+                println!("resourcequota/{name} {}", applied.action);
+            }
+            for job in submitted.jobs {
                 println!("{} submitted ({})", job.resource(), job.state);
             }
             Ok(ExitCode::SUCCESS)
@@ -91,7 +95,16 @@ pub async fn in_cluster(
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
-    let Checked { manifests, .. } = checked;
+    let Checked {
+        source, manifests, ..
+    } = checked;
+    if !manifests.quotas.is_empty() {
+        eprintln!(
+            "{source}: ResourceQuota documents are for the local control plane; in a cluster, \
+             apply them with kubectl apply -f (trainctl's operator honours the cluster's quotas)"
+        );
+        return Ok(ExitCode::from(EXIT_INVALID));
+    }
     for companion in &manifests.companions {
         if let (Some(own), Some(_)) = (companion_namespace(companion), &args.namespace)
             && own != namespace

@@ -20,6 +20,25 @@ pub struct NodeView {
     pub gpus: Vec<(u32, Option<String>)>,
     /// The jobs waiting for room, in the order they would be admitted.
     pub queue: Vec<Waiting>,
+    /// What each namespace uses of its quotas (the server's; none without a server).
+    pub quotas: Vec<QuotaLine>,
+}
+
+/// One resource of one quota: what its namespace uses of it, and what is left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaLine {
+    /// The quota's namespace.
+    pub namespace: String,
+    /// The quota's name.
+    pub quota: String,
+    /// The `spec.hard` key (`requests.nvidia.com/gpu`).
+    pub resource: String,
+    /// What the namespace's admitted jobs use, as a quantity.
+    pub used: String,
+    /// The limit, as a quantity.
+    pub hard: String,
+    /// What is left, as a quantity.
+    pub left: String,
 }
 
 /// A resource's capacity and what is held of it.
@@ -78,6 +97,20 @@ impl NodeView {
             "Queue:",
             (!self.queue.is_empty()).then_some(queue),
         );
+        if !self.quotas.is_empty() {
+            let mut quotas = Table::new(["NAMESPACE", "QUOTA", "RESOURCE", "USED", "HARD", "LEFT"]);
+            for line in &self.quotas {
+                quotas.row([
+                    line.namespace.clone(),
+                    line.quota.clone(),
+                    line.resource.clone(),
+                    line.used.clone(),
+                    line.hard.clone(),
+                    line.left.clone(),
+                ]);
+            }
+            section(&mut out, "Quotas:", Some(quotas));
+        }
         out
     }
 }
@@ -193,6 +226,14 @@ mod tests {
                 job: "pytorchjob/team-a/big".to_owned(),
                 waiting_for: "waiting for 2 GPUs, 1 free".to_owned(),
             }],
+            quotas: vec![QuotaLine {
+                namespace: "team-a".to_owned(),
+                quota: "gpus".to_owned(),
+                resource: "requests.nvidia.com/gpu".to_owned(),
+                used: "1".to_owned(),
+                hard: "2".to_owned(),
+                left: "1".to_owned(),
+            }],
         };
         assert_eq!(
             node.render(),
@@ -209,6 +250,9 @@ GPUs:
 Queue:
   #   JOB                     WAITING FOR
   1   pytorchjob/team-a/big   waiting for 2 GPUs, 1 free
+Quotas:
+  NAMESPACE   QUOTA   RESOURCE                  USED   HARD   LEFT
+  team-a      gpus    requests.nvidia.com/gpu   1      2      1
 "
         );
     }
@@ -230,6 +274,7 @@ Queue:
             },
             gpus: Vec::new(),
             queue: Vec::new(),
+            quotas: Vec::new(),
         };
         assert_eq!(
             node.render(),

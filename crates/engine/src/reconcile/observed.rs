@@ -186,6 +186,9 @@ pub enum WaitingFact {
     /// Other jobs are ahead in the admission queue. How many is not part of the fact: it changes
     /// with every job admitted, and the job's status would be rewritten each time.
     Queued,
+    /// The namespace's `ResourceQuota` cannot hold the job now, in Kubernetes' words
+    /// (`exceeded quota: team-a, requested: ..., used: ..., limited: ...`).
+    QuotaExceeded(String),
 }
 
 /// How long the engine waits before re-creating a failed replica, growing with each restart

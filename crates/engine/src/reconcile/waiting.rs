@@ -116,6 +116,7 @@ fn fact(fact: &WaitingFact) -> String {
             words
         }
         WaitingFact::Queued => "queued behind other jobs".to_owned(),
+        WaitingFact::QuotaExceeded(message) => message.clone(),
     }
 }
 

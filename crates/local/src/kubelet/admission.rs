@@ -99,7 +99,7 @@ pub enum Admission {
 }
 
 /// What a server's admission queue says to a job that asks to take its resources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum QueueVerdict {
     /// Take them now: the job is at the head of the queue and fits, or it fits in what the jobs
     /// ahead of it leave over (backfill). The job has left the queue.
@@ -108,6 +108,11 @@ pub enum QueueVerdict {
     WaitForResources,
     /// The job is behind others and may not start before them: it waits in the queue.
     WaitInQueue,
+    /// The namespace's quota cannot hold the job now: it waits, for this reason.
+    WaitForQuota(String),
+    /// The job asks for more than its namespace's quota allows in all: it fails, for this
+    /// reason.
+    NeverFitsQuota(String),
 }
 
 /// Decides whether a job with these replica needs can start, given what is free and what the

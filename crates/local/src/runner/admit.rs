@@ -44,6 +44,8 @@ pub enum Attempt {
     Wait(Vec<Shortfall>),
     /// The admission queue holds the job back behind others.
     Queued,
+    /// The namespace's quota holds the job back; the reason in Kubernetes' words.
+    QuotaExceeded(String),
     /// The machine is too small for the job.
     NeverFits(String),
 }
@@ -75,10 +77,14 @@ pub fn try_admit(
                     // A head that fits takes; were it ever told otherwise, it waits.
                     QueueVerdict::WaitForResources => (Attempt::Wait(Vec::new()), None),
                     QueueVerdict::WaitInQueue => (Attempt::Queued, None),
+                    QueueVerdict::WaitForQuota(why) => (Attempt::QuotaExceeded(why), None),
+                    QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFits(why), None),
                 }
             }
             Admission::Wait(shortfalls) => match verdict(None) {
                 QueueVerdict::WaitInQueue => (Attempt::Queued, None),
+                QueueVerdict::WaitForQuota(why) => (Attempt::QuotaExceeded(why), None),
+                QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFits(why), None),
                 QueueVerdict::Take | QueueVerdict::WaitForResources => {
                     (Attempt::Wait(shortfalls), None)
                 }
@@ -126,7 +132,12 @@ impl Runner<'_> {
     ) -> Result<Option<RunEnd>, RunError> {
         let coordinator = self.oversight.coordinator;
         if coordinator.is_some_and(|coordinator| !coordinator.may_try(&self.uid)) {
-            self.waiting = vec![WaitingFact::Queued];
+            // A job its quota holds is not asked to try until the quota lets it: why it waits
+            // stays what the quota said at its last try.
+            let held = matches!(self.waiting.as_slice(), [WaitingFact::QuotaExceeded(_)]);
+            if !held {
+                self.waiting = vec![WaitingFact::Queued];
+            }
             return Ok(None);
         }
         let message = match try_admit(
@@ -146,6 +157,10 @@ impl Runner<'_> {
             }
             Attempt::Queued => {
                 self.waiting = vec![WaitingFact::Queued];
+                return Ok(None);
+            }
+            Attempt::QuotaExceeded(why) => {
+                self.waiting = vec![WaitingFact::QuotaExceeded(why)];
                 return Ok(None);
             }
             Attempt::NeverFits(message) => message,
@@ -274,7 +289,7 @@ mod tests {
                 .lock()
                 .expect("lock")
                 .push((*request, *free, hold.cloned()));
-            self.verdict
+            self.verdict.clone()
         }
 
         fn turn(&self, _uid: &str) -> Option<Arc<Notify>> {

@@ -19,6 +19,7 @@ mod events;
 mod holds;
 mod jobs;
 pub mod queries;
+mod quotas;
 mod records;
 mod replicas;
 pub mod schema;
@@ -37,6 +38,7 @@ use rusqlite::config::DbConfig;
 pub use changes::{JobChanges, JobUpdate};
 pub use error::StoreError;
 pub use jobs::Replaced;
+pub use quotas::QuotaRecord;
 pub use records::{
     EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState, UnknownReplicaState,
 };

@@ -152,6 +152,16 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE replicas;
     ALTER TABLE replicas_v5 RENAME TO replicas;
     ",
+    // 6: the namespaces' `v1` `ResourceQuota`s, as applied (JSON), for the server's admission.
+    "
+    CREATE TABLE resource_quotas (
+        namespace   TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        document    TEXT NOT NULL,
+        PRIMARY KEY (namespace, name)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

@@ -15,7 +15,7 @@ fn amounts(cpus: u64, gpus: u64) -> Amounts {
 }
 
 /// Whether `turn` was woken (consuming the wake-up).
-fn woken(turn: &Notify) -> bool {
+pub(super) fn woken(turn: &Notify) -> bool {
     use std::future::Future as _;
     let notified = std::pin::pin!(turn.notified());
     let waker = std::task::Waker::noop();
@@ -24,19 +24,31 @@ fn woken(turn: &Notify) -> bool {
         .is_ready()
 }
 
-fn took(decision: Decision) -> Option<bool> {
+/// Queues a job of namespace `default`, which has no quota.
+fn push(queue: &Queue, uid: &str, label: &str, priority: i32, seq: u64) -> usize {
+    queue.push(Waiting {
+        uid,
+        label,
+        priority,
+        seq,
+        namespace: "default",
+        charge: Usage::default(),
+    })
+}
+
+fn took(decision: &Decision) -> Option<bool> {
     match decision {
         Decision::Take(admitted) => Some(admitted.backfilled),
-        Decision::Short | Decision::Behind => None,
+        _ => None,
     }
 }
 
 #[test]
 fn first_come_first_served_within_a_priority() {
     let queue = queue();
-    assert_eq!(queue.push("a", "tfjob/default/a", 0, 1), 0);
-    assert_eq!(queue.push("b", "tfjob/default/b", 0, 2), 1);
-    assert_eq!(queue.push("c", "tfjob/default/c", 0, 3), 2);
+    assert_eq!(push(&queue, "a", "tfjob/default/a", 0, 1), 0);
+    assert_eq!(push(&queue, "b", "tfjob/default/b", 0, 2), 1);
+    assert_eq!(push(&queue, "c", "tfjob/default/c", 0, 3), 2);
     assert_eq!(
         ["a", "b", "c"].map(|uid| queue.position(uid)),
         [Some(0), Some(1), Some(2)]
@@ -46,10 +58,10 @@ fn first_come_first_served_within_a_priority() {
 #[test]
 fn higher_priority_goes_first_then_submission_order() {
     let queue = queue();
-    queue.push("low", "low", 0, 1);
-    queue.push("high-late", "high-late", 100, 3);
-    queue.push("high-early", "high-early", 100, 2);
-    queue.push("mid", "mid", 50, 4);
+    push(&queue, "low", "low", 0, 1);
+    push(&queue, "high-late", "high-late", 100, 3);
+    push(&queue, "high-early", "high-early", 100, 2);
+    push(&queue, "mid", "mid", 50, 4);
     assert_eq!(
         ["high-early", "high-late", "mid", "low"].map(|uid| queue.position(uid)),
         [Some(0), Some(1), Some(2), Some(3)]
@@ -59,13 +71,13 @@ fn higher_priority_goes_first_then_submission_order() {
 #[test]
 fn the_head_that_fits_takes_and_only_the_new_head_is_woken() {
     let queue = queue();
-    queue.push("a", "a", 0, 1);
-    queue.push("b", "b", 0, 2);
-    queue.push("c", "c", 0, 3);
+    push(&queue, "a", "a", 0, 1);
+    push(&queue, "b", "b", 0, 2);
+    push(&queue, "c", "c", 0, 3);
     let [a, b, c] = ["a", "b", "c"].map(|uid| queue.turn(uid).expect("queued"));
     assert!(woken(&a), "the first job is the head at once");
     let decision = queue.decide("a", &amounts(8, 2), &amounts(8, 2), true);
-    assert_eq!(took(decision), Some(false));
+    assert_eq!(took(&decision), Some(false));
     assert!(woken(&b), "b is the head now");
     assert!(!woken(&c), "c still waits behind b");
     assert_eq!(queue.position("b"), Some(0));
@@ -81,10 +93,10 @@ fn the_head_that_fits_takes_and_only_the_new_head_is_woken() {
 #[test]
 fn a_job_of_higher_priority_that_takes_the_head_is_woken() {
     let queue = queue();
-    queue.push("low", "low", 0, 1);
+    push(&queue, "low", "low", 0, 1);
     let low = queue.turn("low").expect("queued");
     assert!(woken(&low));
-    queue.push("high", "high", 10, 2);
+    push(&queue, "high", "high", 10, 2);
     assert!(woken(&queue.turn("high").expect("queued")));
     assert!(!woken(&low));
 }
@@ -105,17 +117,17 @@ fn a_job_not_queued_takes_and_pushing_twice_queues_once() {
         queue.decide("nobody", &amounts(9, 0), &amounts(8, 2), false),
         Decision::Short
     );
-    queue.push("a", "a", 0, 1);
-    queue.push("a", "a", 0, 1);
+    push(&queue, "a", "a", 0, 1);
+    push(&queue, "a", "a", 0, 1);
     assert_eq!(queue.len(), 1);
 }
 
 /// A 2-GPU machine with one GPU held; the head `h` wants both; `j` wants one GPU, `c` a CPU.
 fn head_waiting_for_gpus() -> Queue {
     let queue = queue();
-    queue.push("h", "tfjob/default/h", 0, 1);
-    queue.push("j", "tfjob/default/j", 0, 2);
-    queue.push("c", "tfjob/default/c", 0, 3);
+    push(&queue, "h", "tfjob/default/h", 0, 1);
+    push(&queue, "j", "tfjob/default/j", 0, 2);
+    push(&queue, "c", "tfjob/default/c", 0, 3);
     assert_eq!(
         queue.decide("h", &amounts(1, 2), &amounts(7, 1), false),
         Decision::Short
@@ -151,7 +163,7 @@ fn a_job_that_fits_in_what_the_head_cannot_use_starts_by_backfill() {
     let queue = head_waiting_for_gpus();
     queue.decide("j", &amounts(1, 1), &amounts(7, 1), true);
     assert_eq!(
-        took(queue.decide("c", &amounts(2, 0), &amounts(7, 1), true)),
+        took(&queue.decide("c", &amounts(2, 0), &amounts(7, 1), true)),
         Some(true)
     );
     assert_eq!(queue.position("c"), None, "it left the queue");
@@ -191,8 +203,8 @@ fn the_head_that_does_not_fit_wakes_only_the_jobs_that_may_start() {
 #[test]
 fn the_head_wakes_a_job_behind_it_that_may_start_now() {
     let queue = queue();
-    queue.push("h", "h", 0, 1);
-    queue.push("c", "c", 0, 2);
+    push(&queue, "h", "h", 0, 1);
+    push(&queue, "c", "c", 0, 2);
     let c = queue.turn("c").expect("queued");
     // c's first try: 8 CPUs held by others, nothing free for it.
     assert_eq!(
@@ -206,7 +218,7 @@ fn the_head_wakes_a_job_behind_it_that_may_start_now() {
     assert!(woken(&c));
     assert!(queue.may_try("c"));
     assert_eq!(
-        took(queue.decide("c", &amounts(2, 0), &amounts(8, 1), true)),
+        took(&queue.decide("c", &amounts(2, 0), &amounts(8, 1), true)),
         Some(true)
     );
 }
@@ -215,14 +227,14 @@ fn the_head_wakes_a_job_behind_it_that_may_start_now() {
 fn a_backfilled_job_counts_against_the_jobs_it_overtook_until_it_ends() {
     // h waits for GPUs; q (second) wants 6 CPUs, 5 are free; b (third) takes 1 CPU by backfill.
     let queue = queue();
-    queue.push("h", "tfjob/default/h", 0, 1);
-    queue.push("q", "tfjob/default/q", 0, 2);
-    queue.push("b", "tfjob/default/b", 0, 3);
-    queue.push("d", "tfjob/default/d", 0, 4);
+    push(&queue, "h", "tfjob/default/h", 0, 1);
+    push(&queue, "q", "tfjob/default/q", 0, 2);
+    push(&queue, "b", "tfjob/default/b", 0, 3);
+    push(&queue, "d", "tfjob/default/d", 0, 4);
     queue.decide("h", &amounts(0, 2), &amounts(8, 1), false);
     queue.decide("q", &amounts(6, 0), &amounts(5, 1), false);
     assert_eq!(
-        took(queue.decide("b", &amounts(1, 0), &amounts(5, 1), true)),
+        took(&queue.decide("b", &amounts(1, 0), &amounts(5, 1), true)),
         Some(true)
     );
     // d's 2 CPUs would leave q less than its 6 CPUs once everything else ends: 8 - 1 - 2 < 6.
@@ -236,7 +248,7 @@ fn a_backfilled_job_counts_against_the_jobs_it_overtook_until_it_ends() {
     );
     // The head is admitted: q is the head now, and b still counts against it.
     assert_eq!(
-        took(queue.decide("h", &amounts(0, 2), &amounts(4, 2), true)),
+        took(&queue.decide("h", &amounts(0, 2), &amounts(4, 2), true)),
         Some(false)
     );
     let overtaken = |queue: &Queue| queue.lock().entries[0].overtaken_by;
@@ -257,10 +269,10 @@ fn a_backfilled_job_counts_against_the_jobs_it_overtook_until_it_ends() {
 #[test]
 fn a_job_overtaken_is_reserved_for_again_once_the_overtaker_ends() {
     let queue = queue();
-    queue.push("h", "h", 0, 1);
-    queue.push("q", "q", 0, 2);
-    queue.push("b", "b", 0, 3);
-    queue.push("d", "d", 0, 4);
+    push(&queue, "h", "h", 0, 1);
+    push(&queue, "q", "q", 0, 2);
+    push(&queue, "b", "b", 0, 3);
+    push(&queue, "d", "d", 0, 4);
     queue.decide("h", &amounts(0, 2), &amounts(8, 1), false);
     queue.decide("q", &amounts(6, 0), &amounts(5, 1), false);
     queue.decide("b", &amounts(1, 0), &amounts(5, 1), true);
@@ -270,7 +282,7 @@ fn a_job_overtaken_is_reserved_for_again_once_the_overtaker_ends() {
     );
     queue.ended("b");
     assert_eq!(
-        took(queue.decide("d", &amounts(2, 0), &amounts(5, 1), true)),
+        took(&queue.decide("d", &amounts(2, 0), &amounts(5, 1), true)),
         Some(true),
         "8 - 2 leaves q its 6 CPUs"
     );

@@ -76,6 +76,8 @@ impl Coordinator for Supervisor {
             }
             Decision::Short => QueueVerdict::WaitForResources,
             Decision::Behind => QueueVerdict::WaitInQueue,
+            Decision::Quota(why) => QueueVerdict::WaitForQuota(why),
+            Decision::NeverFitsQuota(why) => QueueVerdict::NeverFitsQuota(why),
         }
     }
 

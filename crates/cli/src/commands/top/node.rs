@@ -8,16 +8,20 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use trainctl_api::quantity;
+use trainctl_api::quota::{Quota, QuotaResource};
 use trainctl_local::runner::ResourceHold;
 use trainctl_local::store::{JobRecord, Store};
 use trainctl_local::{CapacityOverrides, NodeCapacity};
 use trainctl_server::discovery::{self, ServerAddress};
 
 use crate::cli::TopNodeArgs;
+use crate::client::Client;
 use crate::machine::capacity_overrides;
 use crate::machine::priorities;
 use crate::state::state_dir;
-use crate::view::top::{Amounts, NodeView, Waiting};
+use crate::view::top::{Amounts, NodeView, QuotaLine, Waiting};
 
 /// Prints the machine: as the state directory's server counts it when one runs (and no flag
 /// says otherwise), else as detected here.
@@ -74,6 +78,7 @@ pub fn run(args: &TopNodeArgs, state: Option<&Path>) -> anyhow::Result<ExitCode>
             .map(|gpu| (gpu, holders.get(&gpu).cloned()))
             .collect(),
         queue: queue(&store, &holds)?,
+        quotas: quota_lines(&dir),
     };
     io::stdout().lock().write_all(view.render().as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -114,6 +119,47 @@ fn queue(store: &Store, holds: &[(String, ResourceHold)]) -> anyhow::Result<Vec<
                 .to_owned(),
         })
         .collect())
+}
+
+/// What each namespace uses of each quota, as the running server of `dir` counts it; none when
+/// no server runs (quotas are the server's).
+fn quota_lines(dir: &Path) -> Vec<QuotaLine> {
+    let Ok(quotas) = Client::find(dir).and_then(|client| client.quotas(None)) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for quota in &quotas {
+        let Ok(counted) = Quota::of(quota) else {
+            continue;
+        };
+        let used = quota
+            .status
+            .as_ref()
+            .and_then(|status| status.used.as_ref());
+        for hard in counted.hard {
+            let used = used
+                .and_then(|used| used.get(&hard.key))
+                .and_then(|amount| amount_of(hard.resource, amount))
+                .unwrap_or(0);
+            lines.push(QuotaLine {
+                namespace: quota.metadata.namespace.clone().unwrap_or_default(),
+                quota: counted.name.clone(),
+                resource: hard.key,
+                used: hard.resource.quantity_text(used),
+                hard: hard.resource.quantity_text(hard.limit),
+                left: hard.resource.quantity_text(hard.limit.saturating_sub(used)),
+            });
+        }
+    }
+    lines
+}
+
+/// A quantity of `resource` in its unit: millicores for CPU, bytes or units for the rest.
+fn amount_of(resource: QuotaResource, amount: &Quantity) -> Option<u64> {
+    match resource {
+        QuotaResource::RequestsCpu | QuotaResource::LimitsCpu => quantity::to_millis(amount).ok(),
+        _ => quantity::to_units(amount).ok(),
+    }
 }
 
 /// The capacity the server of `dir` admits jobs against, when a live one published it in
