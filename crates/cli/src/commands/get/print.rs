@@ -13,7 +13,7 @@ use crate::cli::{Format, GetArgs, GetFormat};
 use crate::selection::Selection;
 use crate::table::Table;
 use crate::view::jobs::{Columns, JobRow, table};
-use crate::view::jsonpath::{CustomColumns, Template, sort_by};
+use crate::view::jsonpath::{CustomColumns, Template, sort_order};
 use crate::{output, paint};
 
 /// One job to print: its row and its object.
@@ -103,7 +103,7 @@ impl Printer {
         };
         if let Some(expression) = &args.sort_by {
             // Checked now, on nothing, so that a mistake is said before anything is listed.
-            sort_by(&mut [], expression)?;
+            sort_order(&[], expression)?;
         }
         Ok(Printer {
             shape,
@@ -248,24 +248,8 @@ impl Printer {
         let Some(expression) = &self.sort_by else {
             return Ok((0..items.len()).collect());
         };
-        // Each object carries its index, so that the sorted objects say the order.
-        let mut tagged: Vec<Value> = items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let mut object = item.object.clone();
-                if let Some(fields) = object.as_object_mut() {
-                    fields.insert(INDEX_FIELD.to_owned(), Value::from(i));
-                }
-                object
-            })
-            .collect();
-        sort_by(&mut tagged, expression)?;
-        Ok(tagged
-            .iter()
-            .filter_map(|object| object.get(INDEX_FIELD)?.as_u64())
-            .filter_map(|i| usize::try_from(i).ok())
-            .collect())
+        let objects: Vec<&Value> = items.iter().map(|item| &item.object).collect();
+        Ok(sort_order(&objects, expression)?)
     }
 
     /// One object alone when one job was named, else a v1 `List` of them.
@@ -290,9 +274,6 @@ impl Printer {
         })
     }
 }
-
-/// A field no job has, added while sorting to find each job's place.
-const INDEX_FIELD: &str = "\u{0}trainctl-index";
 
 /// Whether `rows` are in more than one namespace.
 fn spans_namespaces(rows: &[JobRow<'_>]) -> bool {

@@ -70,7 +70,7 @@ mod tests;
 use serde_json::Value;
 
 pub use columns::CustomColumns;
-pub use sort::sort_by;
+pub use sort::sort_order;
 
 /// A parsed `-o jsonpath` template.
 #[derive(Debug, Clone)]

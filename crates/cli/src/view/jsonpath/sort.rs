@@ -6,19 +6,20 @@ use serde_json::{Number, Value};
 
 use super::{Template, TemplateError, eval, relaxed_path};
 
-/// Sorts `items` by the first value `path` yields for each (`.metadata.name`,
+/// The order of `items` when sorted by the first value `path` yields for each (`.metadata.name`,
 /// `{.spec.tfReplicaSpecs.Worker.replicas}`), as `kubectl get --sort-by` does: objects without
 /// the value first, then those where it is `null`, then the rest in order: numbers by value;
 /// strings by their bytes (so RFC 3339 times by time), or by quantity when every one is a
 /// Kubernetes quantity (`500m`, `2`, `1Gi`). Objects with equal values keep their order.
 ///
 /// It is an error when no object has the value, and when two values cannot be ordered:
-/// booleans, objects, arrays, or strings and numbers mixed.
-pub fn sort_by(items: &mut [Value], path: &str) -> Result<(), TemplateError> {
+/// booleans, objects, arrays, or strings and numbers mixed. The order is given as the items'
+/// indexes, so that what goes with each item (a table's row) follows it.
+pub fn sort_order(items: &[&Value], path: &str) -> Result<Vec<usize>, TemplateError> {
     let field = relaxed_path(path)?;
     let template = Template::parse(&field)?;
     if items.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let values = items
         .iter()
@@ -33,11 +34,7 @@ pub fn sort_by(items: &mut [Value], path: &str) -> Result<(), TemplateError> {
     let keys = keys(&values).map_err(|found| TemplateError::Unsortable { field, found })?;
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| keys[a].order(&keys[b]));
-    let mut unsorted: Vec<Value> = items.iter_mut().map(std::mem::take).collect();
-    for (slot, index) in items.iter_mut().zip(order) {
-        *slot = std::mem::take(&mut unsorted[index]);
-    }
-    Ok(())
+    Ok(order)
 }
 
 /// What an object is sorted by.
@@ -190,8 +187,19 @@ fn quantity(text: &str) -> Option<f64> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{quantity, sort_by};
+    use super::{quantity, sort_order};
+    use crate::view::jsonpath::TemplateError;
     use crate::view::jsonpath::tests::items;
+
+    /// `items` put in their [`sort_order`].
+    fn sort_by(items: &mut [Value], path: &str) -> Result<(), TemplateError> {
+        let order = sort_order(&items.iter().collect::<Vec<_>>(), path)?;
+        let mut unsorted: Vec<Value> = items.iter_mut().map(std::mem::take).collect();
+        for (slot, index) in items.iter_mut().zip(order) {
+            *slot = std::mem::take(&mut unsorted[index]);
+        }
+        Ok(())
+    }
 
     /// The names of `items`, in order.
     fn names(items: &[Value]) -> Vec<&str> {
