@@ -22,7 +22,22 @@ mod wait_for;
 
 use std::process::ExitCode;
 
+use trainctl_local::process::mounts;
+
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The helper that mounts a replica's volumes, then runs its command in its place: before
+    // the parser, whose work every start of such a replica would pay for, and while this
+    // process has one thread (see `trainctl_local::process::mounts`).
+    if args.get(1).is_some_and(|arg| arg == mounts::HELPER_COMMAND) {
+        return match mounts::parse_helper_args(&args[2..]) {
+            Ok((spec, command)) => mounts::enter::enter_and_exec(&spec, &command),
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = cli::Cli::parse_or_exit();
     match commands::run(cli) {
         Ok(code) => code,

@@ -25,6 +25,7 @@ fn launch(dir: &Path, name: &str, script: &str) -> Launch {
         log_path: dir.join(format!("{name}.log")),
         log_limit: LogLimit::DEFAULT,
         prefix: name.into(),
+        mounts: None,
     }
 }
 

@@ -17,3 +17,4 @@ pub mod admission;
 pub mod env;
 pub mod ports;
 pub mod resources;
+pub mod volumes;

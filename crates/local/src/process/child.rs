@@ -14,6 +14,7 @@ use nix::unistd::Pid;
 use tokio::sync::oneshot;
 
 use super::logs::LogLimit;
+use super::mounts::Mounts;
 
 /// How to start a helper process of this binary (the watchdog, the shim): the program and the
 /// arguments that select the helper.
@@ -42,6 +43,8 @@ pub struct Launch {
     pub log_limit: LogLimit,
     /// The prefix of the replica's lines on the terminal.
     pub prefix: String,
+    /// Its volumes, mounted in a mount namespace of its own; `None` without volumes.
+    pub mounts: Option<Mounts>,
 }
 
 /// A started replica process.

@@ -22,6 +22,7 @@ pub mod child;
 pub mod identity;
 pub mod logs;
 pub mod marker;
+pub mod mounts;
 pub mod reaper;
 pub mod shim;
 pub mod watchdog;

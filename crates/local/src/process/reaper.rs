@@ -37,6 +37,7 @@ use super::cgroup;
 use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiting, status_code};
 use super::logs::{Console, LogWriter, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
+use super::mounts;
 use super::shim::Shim;
 use super::watchdog::Watchdog;
 
@@ -150,19 +151,14 @@ impl Reaper {
         job_uid: &str,
         console: &Console,
     ) -> io::Result<StartedProcess> {
-        let (program, args) = launch
-            .argv
-            .split_first()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the command is empty"))?;
+        let (mut command, pending) = mounts::command(&launch.argv, launch.mounts.as_ref())?;
         let file = open_log_file(&launch.log_path)?;
-        let mut command = Command::new(program);
         command
-            .args(args)
             .envs(launch.env.iter().map(|(name, value)| (name, value)))
             .env(MARKER_ENV, job_uid)
-            .stdin(Stdio::null())
             .process_group(0);
-        if let Some(dir) = &launch.working_dir {
+        // Through the helper, the directory is entered once the volumes are mounted.
+        if let (Some(dir), None) = (&launch.working_dir, &launch.mounts) {
             command.current_dir(dir);
         }
         // Always through a pump: it times the output (the kubelet's timestamps) and keeps the
@@ -181,6 +177,8 @@ impl Reaper {
         let child = self.spawn(&mut command, Some(reaped), cgroup)?;
         // The command holds the pipe's write ends; the pump must see only the replica's.
         drop(command);
+        // A helper that could not start the command exits: reaped, its code unheard.
+        pending.confirm()?;
         tokio::spawn(async move {
             if let Ok(code) = reaped_code.await {
                 let _ = to_log.send(code);

@@ -50,6 +50,7 @@ use super::child::{HelperCommand, Launch, StartedProcess, Waiters, status_code};
 use super::identity::ProcessIdentity;
 use super::logs::{LogLimit, open_log_file};
 use super::marker::{MARKER_ENV, kill_marked_where};
+use super::mounts::{self, Mounts};
 use crate::state_dir::write_private;
 
 mod output;
@@ -90,6 +91,9 @@ struct StartRequest {
     #[serde(default)]
     log_limit: LogLimit,
     exit_file: PathBuf,
+    /// The replica's volumes; none from a server before volumes.
+    #[serde(default)]
+    mounts: Option<Mounts>,
 }
 
 /// What the shim sends a server.
@@ -210,9 +214,9 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
         not_found: error.kind() == io::ErrorKind::NotFound,
         error: error.to_string(),
     };
-    let Some((program, args)) = request.argv.split_first() else {
-        let empty = io::Error::new(io::ErrorKind::InvalidInput, "the command is empty");
-        return answer(&mut lock(shared), &failed(empty));
+    let (mut command, pending) = match mounts::command(&request.argv, request.mounts.as_ref()) {
+        Ok(built) => built,
+        Err(error) => return answer(&mut lock(shared), &failed(error)),
     };
     let output = open_log_file(&request.log_path).and_then(|log| output_of(log, request.log_limit));
     let cleared = match fs::remove_file(&request.exit_file) {
@@ -232,17 +236,15 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
         .find(|(name, _)| name == MARKER_ENV)
         .map_or("", |(_, uid)| uid.as_str());
     let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&request.log_path));
-    let mut command = Command::new(program);
     command
-        .args(args)
         .env_clear()
         .envs(state.env.iter().map(|(name, value)| (name, value)))
         .envs(request.env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr)
         .process_group(0);
-    if let Some(dir) = &request.working_dir {
+    // Through the helper, the directory is entered once the volumes are mounted.
+    if let (Some(dir), None) = (&request.working_dir, &request.mounts) {
         command.current_dir(dir);
     }
     // No other replica is forked while this process is inside a replica's cgroup: the state
@@ -253,6 +255,8 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
     };
     // The command holds the pipe's write ends; the pump must see only the replica's.
     drop(command);
+    // A helper that could not start the command exits: reaped below, its exit unrecorded.
+    let spawned = spawned.and_then(|child| pending.confirm().map(|()| child));
     let reply = match spawned {
         Ok(child) => {
             let pid = child.id().cast_signed();
@@ -403,6 +407,7 @@ impl Shim {
             log_path: launch.log_path.clone(),
             log_limit: launch.log_limit,
             exit_file: exit_file(&launch.log_path),
+            mounts: launch.mounts.clone(),
         });
         let (sender, exit) = oneshot::channel();
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);

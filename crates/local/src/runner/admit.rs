@@ -16,6 +16,7 @@ use trainctl_engine::reconcile::{Shortfall, WaitingFact};
 use super::control::Coordinator;
 use super::launch::{LaunchContext, Unrunnable, prepare};
 use super::report::duration_words;
+use super::volumes::{self, Bindings};
 use super::{RunEnd, RunError, Runner};
 use crate::kubelet::admission::{
     Admission, Allocation, Amounts, FreeResources, QueueVerdict, admit,
@@ -147,7 +148,7 @@ impl Runner<'_> {
             &self.settings.capacity,
             coordinator,
         )? {
-            Attempt::Admitted(allocation) => match self.admit(&allocation)? {
+            Attempt::Admitted(allocation) => match self.admit(store, &allocation)? {
                 Ok(()) => return Ok(None),
                 Err(message) => message,
             },
@@ -188,12 +189,22 @@ impl Runner<'_> {
             logs_dir: &self.logs_dir,
             console: self.console,
             log_limit: self.settings.log_limit,
+            volumes: self
+                .settings
+                .volumes
+                .then(|| self.volume_paths.setup(&self.bindings)),
         }
     }
 
     /// Takes the admitted GPUs, reserves a port per slot and prepares every replica; says why
     /// when a replica cannot run here as written.
-    fn admit(&mut self, allocation: &Allocation) -> Result<Result<(), String>, RunError> {
+    fn admit(
+        &mut self,
+        store: &Store,
+        allocation: &Allocation,
+    ) -> Result<Result<(), String>, RunError> {
+        // A claim bound since the job was submitted is seen.
+        self.bindings = Bindings::read(store, self.job.namespace())?;
         let slots = trainctl_engine::objects::replica_slots(&self.job);
         let ports = PortReservation::reserve(slots)
             .map_err(|source| RunError::Io {
@@ -205,6 +216,12 @@ impl Runner<'_> {
             Ok(prepared) => prepared,
             Err(errors) => return Ok(Err(cannot_run(&errors))),
         };
+        let replicas = prepared
+            .iter()
+            .map(|(slot, replica)| (slot.to_string(), replica));
+        if let Err(message) = volumes::materialize(replicas, &self.volume_paths) {
+            return Ok(Err(format!("cannot run on this machine: {message}")));
+        }
         self.changes.replicas(prepared.keys().cloned());
         self.prepared = prepared;
         if !self.waiting.is_empty() {

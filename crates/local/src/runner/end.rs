@@ -380,6 +380,7 @@ mod notification_tests {
     use trainctl_api::ReplicaType;
 
     use super::*;
+    use crate::kubelet::volumes::ReplicaVolumes;
     use crate::process::Launch;
     use crate::process::logs::LogLimit;
     use crate::runner::pod::PodRestart;
@@ -408,10 +409,12 @@ mod notification_tests {
                     max_files: 1,
                 },
                 prefix: String::new(),
+                mounts: None,
             },
             policy: PodRestart::Never,
             port: None,
             gpus: Vec::new(),
+            volumes: ReplicaVolumes::default(),
         }
     }
 

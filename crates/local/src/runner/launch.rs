@@ -17,8 +17,10 @@ use trainctl_engine::reconcile::ReplicaSlot;
 use crate::kubelet::admission::Allocation;
 use crate::kubelet::env::{EnvContext, resolve_env};
 use crate::kubelet::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
+use crate::kubelet::volumes::{self, ClaimPaths, ReplicaVolumes, VolumeContext, VolumeDirs};
 use crate::process::Launch;
 use crate::process::logs::{Console, LogLimit};
+use crate::process::mounts::{self, Mounts};
 use crate::runner::pod::PodRestart;
 use trainctl_api::expansion::expand_command_and_args;
 
@@ -36,6 +38,8 @@ pub struct PreparedReplica {
     pub port: Option<u16>,
     /// The GPUs it sees.
     pub gpus: Vec<u32>,
+    /// Its volumes: what backs them, what must be made before it starts.
+    pub volumes: ReplicaVolumes,
 }
 
 /// Why a replica cannot run on this machine as written.
@@ -103,6 +107,30 @@ pub struct LaunchContext<'a> {
     pub console: &'a Console,
     /// How large each replica's log may grow.
     pub log_limit: LogLimit,
+    /// Where the replicas' volumes are; `None` when volumes are left out (`--no-volumes`).
+    pub volumes: Option<VolumeSetup<'a>>,
+}
+
+/// Where a job's volumes are had.
+#[derive(Clone, Copy)]
+pub struct VolumeSetup<'a> {
+    /// The claims bound to a directory of the user's.
+    pub bindings: &'a dyn ClaimPaths,
+    /// The claims' own directories ([`crate::store::Store::claims_dir`]).
+    pub claims_dir: &'a Path,
+    /// The job's replicas' directories ([`crate::store::Store::pods_dir`]).
+    pub pods_dir: &'a Path,
+    /// Where a replica's new root is put together ([`crate::store::Store::staging_dir`]).
+    pub staging: &'a Path,
+}
+
+impl std::fmt::Debug for VolumeSetup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VolumeSetup")
+            .field("claims_dir", &self.claims_dir)
+            .field("pods_dir", &self.pods_dir)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Prepares every slot of `job` with these loopback `ports` and GPU `allocation`; collects every
@@ -204,8 +232,32 @@ fn prepare_one(
         env.push((name.to_owned(), value));
     }
     let argv = expand_command_and_args(container, &env)?;
+    let volumes = match &context.volumes {
+        Some(setup) => {
+            let replica_dir = setup.pods_dir.join(slot.to_string());
+            let volume_context = VolumeContext {
+                namespace: job.namespace(),
+                companions: context.companions,
+                claims: setup.bindings,
+                dirs: VolumeDirs {
+                    claims: setup.claims_dir,
+                    replica: &replica_dir,
+                },
+            };
+            volumes::plan(spec, container, &env, &volume_context)?
+        }
+        None => ReplicaVolumes::default(),
+    };
     let working_dir = container.working_dir.as_ref().map(PathBuf::from);
+    // What is in a volume is there only once the volumes are made: not checked here.
+    let in_volume = |path: &Path| {
+        volumes
+            .mounts
+            .iter()
+            .any(|mount| path.starts_with(&mount.target))
+    };
     if let Some(dir) = &working_dir
+        && !in_volume(dir)
         && !dir.is_dir()
     {
         return Err(format!(
@@ -213,7 +265,27 @@ fn prepare_one(
             dir.display()
         ));
     }
-    check_command(container, &argv, &env, working_dir.as_deref())?;
+    let program_in_volume = argv.first().is_some_and(|program| {
+        let cwd = mounts::working_dir(working_dir.as_deref()).unwrap_or_default();
+        program.contains('/') && in_volume(&cwd.join(program))
+    });
+    if !program_in_volume {
+        check_command(
+            container,
+            &argv,
+            &env,
+            working_dir.as_deref().filter(|dir| !in_volume(dir)),
+        )?;
+    }
+    let mounts = match (&context.volumes, volumes.mounts.is_empty()) {
+        (Some(setup), false) => Some(Mounts {
+            mounts: volumes.mounts.clone(),
+            staging: setup.staging.to_path_buf(),
+            working_dir: mounts::working_dir(working_dir.as_deref())
+                .map_err(|error| format!("no working directory: {error}"))?,
+        }),
+        _ => None,
+    };
     let grace = spec
         .termination_grace_period_seconds
         .unwrap_or(DEFAULT_GRACE_SECONDS)
@@ -229,10 +301,12 @@ fn prepare_one(
             log_path: context.logs_dir.join(format!("{slot}.log")),
             log_limit: context.log_limit,
             prefix,
+            mounts,
         },
         policy,
         port: None,
         gpus: gpus.to_vec(),
+        volumes,
     })
 }
 

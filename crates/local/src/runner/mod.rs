@@ -32,6 +32,7 @@ mod launch;
 mod pod;
 mod remove;
 mod report;
+mod volumes;
 mod write_behind;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,6 +65,7 @@ pub use self::report::ReplicaSummary;
 
 use self::launch::PreparedReplica;
 use self::pod::LocalPod;
+use self::volumes::{Bindings, VolumePaths};
 use self::write_behind::WriteBehind;
 
 /// How a run's replicas relate to the trainctl process that runs them.
@@ -100,6 +102,8 @@ pub struct RunSettings {
     pub log_limit: LogLimit,
     /// Who is told when a job succeeds or fails (`--on-finish`, `--webhook`).
     pub notify: NotifySettings,
+    /// Whether replicas get their volumes (`false`: `--no-volumes`, they are left out).
+    pub volumes: bool,
 }
 
 /// How a run ended.
@@ -266,12 +270,16 @@ async fn drive_record(
         store.set_owner(&record.uid, Some(me))?;
     }
     let logs_dir = store.logs_dir(&record.uid);
+    let volume_paths = VolumePaths::of(store, &record.uid);
+    let bindings = Bindings::read(store, &record.namespace)?;
     let taken_over = record.owner != Some(me);
     let mut runner = Runner {
         uid: record.uid,
         job: record.job,
         companions: record.companions,
         logs_dir,
+        volume_paths,
+        bindings,
         reaper,
         settings,
         console,
@@ -293,6 +301,8 @@ async fn drive_record(
         runner.take_over(store)?;
     }
     let end = runner.drive(store).await?;
+    // Every replica has stopped: their ConfigMaps', Secrets' and emptyDirs' files go.
+    let _ = std::fs::remove_dir_all(runner.volume_paths.pods_dir());
     // The outcome is written (or, on a full disk, waits in memory to be): telling of it
     // starts now, beside the watchdog's dismissal.
     let replicas = runner.summaries();
@@ -327,6 +337,10 @@ struct Runner<'a> {
     companions: Vec<Companion>,
     /// Where the replicas' log files go.
     logs_dir: PathBuf,
+    /// Where the replicas' volumes go.
+    volume_paths: VolumePaths,
+    /// The claims bound to a directory of the user's, read again before each admission.
+    bindings: Bindings,
     reaper: &'a Reaper,
     settings: &'a RunSettings,
     console: &'a Console,

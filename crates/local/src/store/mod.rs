@@ -13,6 +13,7 @@
 //! trainctl ended.
 
 mod changes;
+mod claims;
 mod codec;
 mod error;
 mod events;
@@ -36,6 +37,7 @@ use rusqlite::Connection;
 use rusqlite::config::DbConfig;
 
 pub use changes::{JobChanges, JobUpdate};
+pub use claims::ClaimBinding;
 pub use error::StoreError;
 pub use jobs::Replaced;
 pub use quotas::QuotaRecord;
@@ -108,6 +110,26 @@ impl Store {
     #[must_use]
     pub fn logs_dir(&self, job_uid: &str) -> PathBuf {
         self.state_dir.join("logs").join(job_uid)
+    }
+
+    /// The directory of the claims bound to no directory of the user's,
+    /// `<state dir>/volumes/<namespace>/<claim>` (made on first use, kept until deleted).
+    #[must_use]
+    pub fn claims_dir(&self) -> PathBuf {
+        self.state_dir.join("volumes")
+    }
+
+    /// The directory of a job's ConfigMap, Secret and emptyDir volumes,
+    /// `<state dir>/pods/<uid>/<replica>/<volume>`, removed with the job.
+    #[must_use]
+    pub fn pods_dir(&self, job_uid: &str) -> PathBuf {
+        self.state_dir.join("pods").join(job_uid)
+    }
+
+    /// The empty directory where a replica's mount namespace puts its new root together.
+    #[must_use]
+    pub fn staging_dir(&self) -> PathBuf {
+        self.state_dir.join("mnt")
     }
 }
 

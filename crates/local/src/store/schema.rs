@@ -162,6 +162,18 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (namespace, name)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 7: the claims bound to a directory of the user's (`--volume CLAIM=PATH`); a claim bound
+    // to none has its directory in the state directory.
+    "
+    CREATE TABLE claim_bindings (
+        namespace   TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        -- The path's bytes: paths need not be UTF-8.
+        path        BLOB NOT NULL,
+        bound_at    TEXT NOT NULL,
+        PRIMARY KEY (namespace, name)
+    ) STRICT, WITHOUT ROWID;
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

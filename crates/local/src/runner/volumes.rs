@@ -1,0 +1,83 @@
+//! A run's volumes: the claims' bindings read from the store, where the job's volumes go, what
+//! is made before its replicas start, and what is removed once they have stopped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::kubelet::volumes::ClaimPaths;
+use crate::runner::launch::{PreparedReplica, VolumeSetup};
+use crate::store::{Store, StoreError};
+
+/// The claims bound to a directory of the user's, as the store had them.
+#[derive(Debug, Default)]
+pub(super) struct Bindings(BTreeMap<(String, String), PathBuf>);
+
+impl Bindings {
+    /// The bindings of `namespace`'s claims.
+    pub(super) fn read(store: &Store, namespace: &str) -> Result<Bindings, StoreError> {
+        let bindings = store
+            .claim_bindings(Some(namespace))?
+            .into_iter()
+            .map(|binding| ((binding.namespace, binding.name), binding.path))
+            .collect();
+        Ok(Bindings(bindings))
+    }
+}
+
+impl ClaimPaths for Bindings {
+    fn bound(&self, namespace: &str, name: &str) -> Option<PathBuf> {
+        self.0
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+}
+
+/// Where a job's volumes go.
+#[derive(Debug)]
+pub(super) struct VolumePaths {
+    claims_dir: PathBuf,
+    pods_dir: PathBuf,
+    staging: PathBuf,
+}
+
+impl VolumePaths {
+    /// The job `uid`'s, in `store`'s state directory.
+    pub(super) fn of(store: &Store, uid: &str) -> VolumePaths {
+        VolumePaths {
+            claims_dir: store.claims_dir(),
+            pods_dir: store.pods_dir(uid),
+            staging: store.staging_dir(),
+        }
+    }
+
+    /// The setup of the replicas' volumes, with these bindings.
+    pub(super) fn setup<'a>(&'a self, bindings: &'a Bindings) -> VolumeSetup<'a> {
+        VolumeSetup {
+            bindings,
+            claims_dir: &self.claims_dir,
+            pods_dir: &self.pods_dir,
+            staging: &self.staging,
+        }
+    }
+
+    /// The job's own volumes' directory (ConfigMaps, Secrets, emptyDirs).
+    pub(super) fn pods_dir(&self) -> &Path {
+        &self.pods_dir
+    }
+}
+
+/// Makes what the prepared replicas' volumes need; the message names the replica and the path.
+pub(super) fn materialize<'a>(
+    prepared: impl IntoIterator<Item = (String, &'a PreparedReplica)>,
+    paths: &VolumePaths,
+) -> Result<(), String> {
+    for (replica, prepared) in prepared {
+        if prepared.launch.mounts.is_none() {
+            continue;
+        }
+        std::fs::create_dir_all(&paths.staging)
+            .and_then(|()| prepared.volumes.materialize())
+            .map_err(|error| format!("{replica}: cannot make its volumes: {error}"))?;
+    }
+    Ok(())
+}
