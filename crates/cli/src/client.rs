@@ -203,8 +203,24 @@ pub struct Submitted {
     /// The `ResourceQuota`s applied, in file order.
     #[serde(default, rename = "resourceQuotas")]
     pub quotas: Vec<AppliedQuota>,
+    /// The claims bound (`--volume`).
+    #[serde(default)]
+    pub claims: Vec<BoundClaim>,
     /// The jobs recorded, in file order.
     pub jobs: Vec<JobView>,
+}
+
+/// A claim bound by a submit.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct BoundClaim {
+    /// The claim's namespace.
+    pub namespace: String,
+    /// The claim's name.
+    pub name: String,
+    /// Its directory now.
+    pub path: String,
+    /// The directory it was bound to before, when another.
+    pub previous: Option<String>,
 }
 
 /// A quota applied by a submit.
@@ -279,13 +295,15 @@ impl Client {
         })
     }
 
-    /// `POST /api/v1/jobs`: submits a manifest; the quotas applied and the jobs as recorded.
-    /// `source` names the file in the server's messages; `namespace` is `-n`.
+    /// `POST /api/v1/jobs`: submits a manifest; the claims bound, the quotas applied and the
+    /// jobs as recorded. `source` names the file in the server's messages; `namespace` is `-n`;
+    /// `volumes` are the claims to bind first, `[NAMESPACE/]CLAIM=PATH` each.
     pub fn submit(
         &self,
         manifest: &[u8],
         source: &str,
         namespace: Option<&str>,
+        volumes: &[String],
     ) -> Result<Submitted, ClientError> {
         let url = format!("{}/api/v1/jobs", self.url);
         let mut request = self
@@ -293,6 +311,9 @@ impl Client {
             .query("source", source);
         if let Some(namespace) = namespace {
             request = request.query("namespace", namespace);
+        }
+        for volume in volumes {
+            request = request.query("volume", volume);
         }
         let response = request.content_type("application/yaml").send(manifest);
         self.answer("submit the manifest", response, self.answer_timeout)

@@ -28,7 +28,7 @@ pub fn settings(args: &MachineArgs, supervision: Supervision) -> anyhow::Result<
         admission_poll: Duration::from_secs(1),
         log_limit: args.logs.limit(),
         notify: args.notify.settings(),
-        volumes: true,
+        volumes: !args.volumes.no_volumes,
     })
 }
 

@@ -14,9 +14,13 @@
 //! Beside the runner, [`notify`]: the notification of a finished job, to the `--on-finish`
 //! command and the `--webhook`s (it reads the replicas' logs; the runner starts it).
 //!
+//! Beside the runner too, [`claims`]: the claims' bindings as the commands record them
+//! (`--volume CLAIM=PATH`), and the jobs that still use a claim.
+//!
 //! Beside them, [`state_dir`]: the state directory kept its owner's alone (mode 0700, files
 //! 0600), used by every part and command that touches it.
 
+pub mod claims;
 pub mod kubelet;
 pub mod notify;
 pub mod process;

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_api::manifest::check_namespace;
+use trainctl_local::claims::VolumeBinding;
 
 use crate::logs::{self, LogQuery, LogStream};
 use crate::supervisor::Supervisor;
@@ -111,12 +112,17 @@ struct SubmitQuery {
 async fn submit(
     State(api): State<Api>,
     Query(query): Query<SubmitQuery>,
+    Query(pairs): Query<Vec<(String, String)>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     if let Err(response) = query_namespace(query.namespace.as_deref()) {
         return *response;
     }
+    let volumes = match query_volumes(&pairs) {
+        Ok(volumes) => volumes,
+        Err(response) => return *response,
+    };
     let source = query.source.as_deref().unwrap_or("<submitted>");
     let bytes = match body::read(&headers, body).await {
         Ok(bytes) => bytes,
@@ -132,14 +138,28 @@ async fn submit(
         return error(StatusCode::BAD_REQUEST, "the manifest is invalid", &details);
     };
     let supervisor = Arc::clone(&api.supervisor);
-    match supervisor.submit(text, source, query.namespace.as_deref()) {
-        Ok((quotas, jobs)) => (
-            StatusCode::CREATED,
-            Json(json!({ "resourceQuotas": quotas, "jobs": jobs })),
-        )
-            .into_response(),
+    match supervisor.submit(text, source, query.namespace.as_deref(), &volumes) {
+        Ok(submitted) => (StatusCode::CREATED, Json(submitted)).into_response(),
         Err(failure) => failed(&failure),
     }
+}
+
+/// The claims to bind, from the repeated query parameter `volume` (`[NAMESPACE/]CLAIM=PATH`,
+/// PATH an existing directory of this machine); 400 naming the first that is not.
+fn query_volumes(pairs: &[(String, String)]) -> Result<Vec<VolumeBinding>, Box<Response>> {
+    pairs
+        .iter()
+        .filter(|(key, _)| key == "volume")
+        .map(|(_, text)| {
+            VolumeBinding::parse(text).map_err(|problem| {
+                Box::new(error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the query parameter `volume` ({text}): {problem}"),
+                    &[],
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Query of `GET /api/v1/jobs`.

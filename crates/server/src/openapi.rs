@@ -48,12 +48,16 @@ pub fn document() -> Value {
             "/api/v1/jobs": {
                 "post": with(operation("Submit a manifest: its jobs are recorded and queued", json!({
                         "201": submitted,
-                        "400": error("The manifest is invalid (one detail per problem), or the namespace is not a DNS-1123 label"),
+                        "400": error("The manifest is invalid (one detail per problem), the namespace is not a DNS-1123 label, or a volume is not [NAMESPACE/]CLAIM=PATH with PATH an existing directory (or gives a claim two directories)"),
                         "408": error("The body stalled"),
-                        "409": error("A job of the same namespace, kind and name exists and has not finished"),
+                        "409": error("A job of the same namespace, kind and name exists and has not finished, or a volume would change the directory of a claim that such a job mounts"),
                         "413": error(&format!("The manifest is larger than {MAX_MANIFEST_BYTES} bytes")) })),
                     json!({
-                        "parameters": [namespace("query", "Namespace for every job in it"), string("source", "query", "The file name, for error messages")],
+                        "parameters": [namespace("query", "Namespace for every job in it"), string("source", "query", "The file name, for error messages"),
+                            { "name": "volume", "in": "query", "required": false, "explode": true,
+                              "description": "Bind a claim to an existing directory of this machine before the jobs are recorded: [NAMESPACE/]CLAIM=PATH, repeatable; without NAMESPACE, in `namespace` when given, else in each job's",
+                              "example": ["training-data-pvc=/srv/datasets/mnist"],
+                              "schema": { "type": "array", "items": { "type": "string" } } }],
                         "requestBody": { "required": true, "content": {
                             "text/yaml": { "schema": { "type": "string", "maxLength": MAX_MANIFEST_BYTES } },
                             "application/json": { "schema": {} } } } })),
@@ -144,10 +148,13 @@ fn quota_paths() -> Map<String, Value> {
 fn submitted(view: &Value) -> Value {
     let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
     json_body(
-        "Recorded and queued: the manifest's ResourceQuotas applied first, then its jobs",
+        "Recorded and queued: the claims bound first, then the manifest's ResourceQuotas applied, then its jobs",
         json!({ "type": "object", "required": ["jobs"], "properties": {
             "resourceQuotas": { "type": "array", "items": { "type": "object", "required": ["action", "quota"], "properties": {
                 "action": { "type": "string", "enum": ["created", "configured"] }, "quota": quota } } },
+            "claims": { "type": "array", "items": { "type": "object", "required": ["namespace", "name", "path"], "properties": {
+                "namespace": { "type": "string" }, "name": { "type": "string" }, "path": { "type": "string" },
+                "previous": { "type": "string", "description": "The directory the claim was bound to before, when another" } } } },
             "jobs": { "type": "array", "items": view } } }),
     )
 }

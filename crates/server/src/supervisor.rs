@@ -4,9 +4,11 @@
 //! [`StopRequest`]; finished jobs are deleted when their `ttlSecondsAfterFinished` runs out.
 //! Every transition of a job is a line on the server's log ([`journal`](crate::journal)).
 
+mod claims;
 mod coordinate;
 mod quotas;
 
+pub use claims::ClaimBound;
 pub use quotas::QuotaApplied;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -20,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use trainctl_api::validation::Severity;
 use trainctl_api::{JobConditionType, JobKind, TrainingJob};
 use trainctl_engine::reconcile::{Observed, reconcile};
+use trainctl_local::claims::VolumeBinding;
 use trainctl_local::kubelet::admission::Amounts;
 use trainctl_local::process::Reaper;
 use trainctl_local::process::identity::ProcessIdentity;
@@ -34,7 +37,7 @@ use crate::journal::{self, Journal};
 use crate::metrics::Metrics;
 use crate::queue::{Queue, Waiting};
 use crate::quotas::charge_of;
-use crate::view::JobView;
+use crate::view::{JobView, Submitted};
 
 /// How the server runs jobs.
 #[derive(Debug, Clone)]
@@ -59,6 +62,9 @@ pub enum SupervisorError {
     /// The request conflicts with the job's state.
     #[error("{0}")]
     Conflict(String),
+    /// The request cannot be taken as it is (not its manifest: that is [`Self::Invalid`]).
+    #[error("{0}")]
+    BadRequest(String),
     /// The state database failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -172,15 +178,17 @@ impl Supervisor {
         Ok(())
     }
 
-    /// Applies the `ResourceQuota`s of a manifest, then records every job of it and queues it,
-    /// as kubectl applies a file in order with quotas first. Nothing is recorded when any object
-    /// is invalid or a job conflicts with an unfinished job of the same name.
+    /// Binds the claims `volumes` names ([`Supervisor::bind_claims`]), applies the
+    /// `ResourceQuota`s of a manifest, then records every job of it and queues it, as kubectl
+    /// applies a file in order with quotas first. Nothing is recorded when any object is
+    /// invalid, a job conflicts with an unfinished job of the same name, or a binding is refused.
     pub fn submit(
         self: &Arc<Self>,
         text: &str,
         source: &str,
         namespace: Option<&str>,
-    ) -> Result<(Vec<QuotaApplied>, Vec<JobView>), SupervisorError> {
+        volumes: &[VolumeBinding],
+    ) -> Result<Submitted, SupervisorError> {
         let mut manifests = trainctl_api::manifest::load_str(source, text);
         let mut problems: Vec<String> = manifests
             .diagnostics
@@ -233,6 +241,7 @@ impl Supervisor {
                 }
             }
         }
+        let claims = self.bind_claims(volumes, namespace, &records)?;
         let quotas = self.apply_quotas(std::mem::take(&mut manifests.quotas))?;
         {
             let mut store = self.store();
@@ -249,7 +258,11 @@ impl Supervisor {
             self.launch(record.clone(), true);
             views.push(self.view_of(&record)?);
         }
-        Ok((quotas, views))
+        Ok(Submitted {
+            quotas,
+            claims,
+            jobs: views,
+        })
     }
 
     /// Starts the run of a recorded, unfinished job: when `queued`, it waits in the queue, then

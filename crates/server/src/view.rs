@@ -1,8 +1,23 @@
-//! What the API shows of a job: [`JobView`], as `docs/server-api.md` describes it.
+//! What the API shows of a job: [`JobView`], as `docs/server-api.md` describes it; and what a
+//! submission recorded ([`Submitted`]).
 
 use jiff::Timestamp;
 use serde::Serialize;
 use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
+
+use crate::supervisor::{ClaimBound, QuotaApplied};
+
+/// What a submission recorded, as the API answers it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Submitted {
+    /// The quotas applied, in file order.
+    #[serde(rename = "resourceQuotas")]
+    pub quotas: Vec<QuotaApplied>,
+    /// The claims bound (`volume`), with the directory each was bound to before.
+    pub claims: Vec<ClaimBound>,
+    /// The jobs recorded and queued, in file order.
+    pub jobs: Vec<JobView>,
+}
 
 /// A job as the API shows it.
 #[derive(Debug, Clone, Serialize)]

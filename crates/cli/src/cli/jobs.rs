@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use trainctl_api::manifest::check_namespace;
+use trainctl_local::claims::VolumeBinding;
 
 use crate::selector::Selector;
 use crate::wait_for::WaitFor;
@@ -146,6 +147,14 @@ pub struct SubmitArgs {
     /// an error, as with kubectl.
     #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
+
+    /// Bind the claim CLAIM (a volume's `persistentVolumeClaim.claimName`) to the existing
+    /// directory PATH of this machine before the jobs are queued, such as your dataset
+    /// (`--volume training-data-pvc=/srv/datasets/mnist`): in -n's namespace, else in each
+    /// job's; `NAMESPACE/CLAIM=PATH` for another. Repeatable. Refused while a job that has not
+    /// finished mounts the claim from another directory. Not with --kube.
+    #[arg(long = "volume", value_name = "CLAIM=PATH", value_parser = super::local::volume_binding)]
+    pub volumes: Vec<VolumeBinding>,
 }
 
 /// Arguments of `wait`.

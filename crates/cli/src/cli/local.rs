@@ -1,5 +1,5 @@
 //! The commands that run jobs on this machine: `run`, `server` (and its internal `__shim`), and
-//! what the machine offers both.
+//! what the machine offers both, their volumes included.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::quantity;
+use trainctl_local::claims::{VolumeBinding, VolumeBindingError};
 use trainctl_local::notify::{NotifySettings, check_webhook_url};
 use trainctl_local::process::logs::LogLimit;
 
@@ -86,8 +87,8 @@ pub struct CapacityArgs {
     pub gpus: Option<u32>,
 }
 
-/// What this machine offers replicas, the kubelet's restart back-off and log limits, and who is
-/// told when a job finishes (`run` and `server`).
+/// What this machine offers replicas, the kubelet's restart back-off and log limits, who is
+/// told when a job finishes, and the replicas' volumes (`run` and `server`).
 #[derive(Debug, Args)]
 pub struct MachineArgs {
     /// What this machine offers replicas.
@@ -120,6 +121,40 @@ pub struct MachineArgs {
     /// Who is told when a job finishes.
     #[command(flatten)]
     pub notify: NotifyArgs,
+
+    /// The claims' directories, and whether replicas get their volumes.
+    #[command(flatten)]
+    pub volumes: VolumeArgs,
+}
+
+/// The directories of the claims that jobs mount, and whether replicas get their volumes
+/// (`run` and `server`).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Volumes")]
+pub struct VolumeArgs {
+    /// Bind the claim CLAIM (a volume's `persistentVolumeClaim.claimName`) to the existing
+    /// directory PATH, such as your dataset: every job that mounts the claim sees that directory
+    /// (`--volume training-data-pvc=/srv/datasets/mnist`). `NAMESPACE/CLAIM=PATH` for a claim
+    /// of another namespace than the job's (`server`: than `default`). Repeatable. The binding
+    /// is kept until the claim is deleted (`trainctl volumes`); a claim bound to no directory
+    /// has its own in the state directory, kept until deleted.
+    #[arg(long = "volume", value_name = "CLAIM=PATH", value_parser = volume_binding)]
+    pub bindings: Vec<VolumeBinding>,
+
+    /// Run replicas without their volumes: a replica sees this machine's files where its
+    /// manifest mounts a volume (for a machine where trainctl cannot make mount namespaces).
+    #[arg(long, conflicts_with = "bindings")]
+    pub no_volumes: bool,
+}
+
+/// A `--volume`: `[NAMESPACE/]CLAIM=PATH`, PATH an existing directory.
+pub(super) fn volume_binding(text: &str) -> Result<VolumeBinding, String> {
+    VolumeBinding::parse(text).map_err(|error| match error {
+        VolumeBindingError::Syntax => "expected CLAIM=PATH (e.g. --volume \
+             training-data-pvc=/srv/datasets/mnist), or NAMESPACE/CLAIM=PATH"
+            .to_owned(),
+        other => other.to_string(),
+    })
 }
 
 /// Who is told when a job succeeds or fails (`run` and `server`): a command and webhooks, given

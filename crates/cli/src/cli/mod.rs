@@ -12,6 +12,7 @@ mod operator;
 mod replicas;
 mod top;
 mod version;
+mod volumes;
 
 use std::path::PathBuf;
 
@@ -28,6 +29,7 @@ pub use operator::{LogFormat, OperatorArgs};
 pub use replicas::{JobName, ReplicasArgs, ReplicasFormat, job_name};
 pub use top::{TopArgs, TopJobArgs, TopNodeArgs, TopResource};
 pub use version::VersionArgs;
+pub use volumes::{VolumesAction, VolumesArgs, VolumesDeleteArgs, VolumesFormat};
 
 /// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) written
 /// as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
@@ -202,6 +204,7 @@ Examples:
   trainctl run -f job.yaml -o json > final.json      the final job, with status, on stdout
   trainctl run -f job.yaml --gpus 4                  pretend this machine has 4 GPUs
   trainctl run -f job.yaml --restart-backoff 1s      restart failed replicas sooner
+  trainctl run -f job.yaml --volume data=/srv/mnist  the claim `data` is your directory
   trainctl run -f job.yaml --on-finish 'jq -r .message > outcome.txt'
   trainctl run -f job.yaml --webhook http://127.0.0.1:9000/hook --notify-timeout 10s")]
     Run(RunArgs),
@@ -222,6 +225,7 @@ apply). A job that exists already is an error (exit 1), as with `kubectl create`
 Examples:
   trainctl submit -f job.yaml
   trainctl submit -f job.yaml -n team-a          in namespace team-a
+  trainctl submit -f job.yaml --volume training-data-pvc=/srv/datasets/mnist
   cat job.yaml | trainctl submit -f -            read standard input
   trainctl --kube submit -f job.yaml             in the kubeconfig's cluster
   trainctl apply -f job.yaml                     the same as submit (so is create)")]
@@ -347,6 +351,25 @@ Examples:
   trainctl top job digits-mwms --replicas")]
     Top(TopArgs),
 
+    /// List the claims (`persistentVolumeClaim` volumes) of this machine's jobs: each claim's
+    /// directory (bound with --volume, else its own in the state directory), the size of its
+    /// files, and the jobs that mount it. `volumes delete` deletes claims.
+    #[command(after_help = "\
+Columns: NAME (the claim), PATH (its directory), SIZE (its files' bytes: 12Ki, 3.4Mi; `-` until
+it is made; links are not followed, and a count past a million entries ends with `+`), SOURCE
+(`bound`: a directory of yours, bound with --volume; `trainctl`: its own, under the state
+directory), USED BY (the jobs that mount it, with their state). A claim's own directory is made
+when a job first mounts it and kept until `trainctl volumes delete`.
+
+Examples:
+  trainctl volumes                                   the claims of namespace default
+  trainctl volumes -A -o wide                        of every namespace, with AGE and FILES
+  trainctl run -f job.yaml --volume training-data-pvc=/srv/datasets/mnist
+  trainctl volumes delete checkpoints                remove a claim's own directory
+  trainctl volumes delete training-data-pvc          unbind it: /srv/datasets/mnist stays")]
+    #[command(visible_alias = "pvc")]
+    Volumes(VolumesArgs),
+
     /// Run the local control plane: it queues submitted jobs, admits them as this machine's
     /// CPUs, memory and GPUs allow, supervises their replicas and serves the HTTP API
     /// (docs/server-api.md), `/metrics` and `/healthz` on loopback.
@@ -361,6 +384,7 @@ Examples:
   trainctl server &                          start it in the background
   trainctl server --listen 127.0.0.1:7480    a fixed port
   trainctl server --gpus 4                   pretend this machine has 4 GPUs
+  trainctl server --volume training-data-pvc=/srv/datasets/mnist
   trainctl server --webhook http://127.0.0.1:9000/hook
   trainctl server --on-finish 'notify-send \"$TRAINCTL_JOB_NAME $TRAINCTL_JOB_STATE\"'")]
     Server(ServerArgs),

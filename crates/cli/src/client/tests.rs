@@ -113,7 +113,7 @@ fn submit_posts_the_manifest_as_is_with_source_namespace_and_token() {
     let manifest = b"apiVersion: kubeflow.org/v1\nkind: TFJob\n";
     let jobs = fake
         .client()
-        .submit(manifest, "job.yaml", Some("team-a"))
+        .submit(manifest, "job.yaml", Some("team-a"), &[])
         .expect("submitted")
         .jobs;
     assert_eq!(jobs, [mnist("Pending")]);
@@ -135,7 +135,7 @@ fn submit_without_namespace_sends_only_the_source() {
     let fake = Fake::answering(201, r#"{"jobs": []}"#);
     let jobs = fake
         .client()
-        .submit(b"{}", "-", None)
+        .submit(b"{}", "-", None, &[])
         .expect("submitted")
         .jobs;
     assert!(jobs.is_empty());
@@ -153,7 +153,7 @@ fn invalid_manifest_answer_carries_every_detail() {
     );
     let error = fake
         .client()
-        .submit(b"kind: TFJob", "job.yaml", None)
+        .submit(b"kind: TFJob", "job.yaml", None, &[])
         .expect_err("invalid");
     let ClientError::Api {
         status,
@@ -358,7 +358,7 @@ fn a_server_that_accepts_and_never_answers_is_a_timeout_naming_the_url_and_what_
     );
     let started = std::time::Instant::now();
     let error = client
-        .submit(b"kind: TFJob", "job.yaml", None)
+        .submit(b"kind: TFJob", "job.yaml", None, &[])
         .expect_err("no answer");
     assert_eq!(
         error.to_string(),

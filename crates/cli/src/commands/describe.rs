@@ -2,6 +2,7 @@
 //! times, the spec in short, the replicas' processes, the conditions and the events. The text is
 //! [`Description`]'s, the same on a cluster.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -35,7 +36,8 @@ pub fn run(args: &JobsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
         let record = target.get(&store, "describe")?;
         let replicas = store.replicas(&record.uid)?;
         let events = store.events(&record.uid)?;
-        let description = Description::local(record.state(), record, &replicas, &events);
+        let claims = super::volumes::backings(&store, &record.job)?;
+        let description = Description::local(record.state(), record, &replicas, &events, claims);
         write!(
             stdout,
             "{separator}{}",
@@ -79,6 +81,7 @@ async fn describe_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::
         replicas: crate::cluster::replica_rows(&found.job, &pods),
         placement: Placement::Node,
         events,
+        claims: BTreeMap::new(),
         job: found.job,
     };
     Ok(description.render(Timestamp::now()))

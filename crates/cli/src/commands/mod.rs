@@ -21,6 +21,7 @@ mod tests;
 mod top;
 mod validate;
 mod version;
+mod volumes;
 mod wait;
 mod watchdog;
 
@@ -57,6 +58,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "`trainctl events` reads this machine's jobs and has no cluster mode yet; for a \
                  cluster's: kubectl events -n NAMESPACE --for tfjob/NAME"
             ),
+            Command::Volumes(_) => anyhow::bail!(
+                "`trainctl volumes` lists this machine's claims and has no cluster mode; for a \
+                 cluster's: kubectl get pvc"
+            ),
             Command::Top(_) => anyhow::bail!(
                 "`trainctl top` measures this machine and has no cluster mode; for a cluster's: \
                  kubectl top pod -l training.kubeflow.org/job-name=NAME"
@@ -83,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Operator(args) => operator::run(&args, &cli.cluster),
         Command::Events(args) => events::run(&args, state),
         Command::Top(args) => top::run(&args, state),
+        Command::Volumes(args) => volumes::run(&args, state),
         Command::Completion(args) => completion::run(&args),
         Command::Version(args) => version::run(&args, state, cli.cluster.enabled()),
         Command::Watchdog => watchdog::run(),
@@ -139,6 +145,14 @@ fn selection_of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> 
 
 /// Runs a job command on the cluster that `flags` name (`--kube`).
 fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode> {
+    if let Command::Submit(args) = &command
+        && !args.volumes.is_empty()
+    {
+        anyhow::bail!(
+            "--volume binds a claim to a directory of this machine; on a cluster, a claim is a \
+             PersistentVolumeClaim: create it there (kubectl apply -f claim.yaml)"
+        );
+    }
     // Checked before the kubeconfig is read: an invalid manifest needs no cluster to say so.
     let checked = match &command {
         Command::Submit(args) => match submit::check(args) {

@@ -74,6 +74,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
     let job = loaded.job;
     let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
     let mut store = store?;
+    super::volumes::bind_flags(&mut store, &args.machine.volumes.bindings, job.namespace())?;
     let console = Console::stderr(!args.quiet);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

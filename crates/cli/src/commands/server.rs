@@ -4,17 +4,27 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use trainctl_local::store::Store;
 use trainctl_server::ServerConfig;
 
 use crate::cli::ServerArgs;
 use crate::machine;
 use crate::state::state_dir;
+use crate::target::DEFAULT_NAMESPACE;
 use crate::telemetry;
 
 /// Runs the server until `SIGINT` or `SIGTERM`.
 pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     telemetry::init(args.log_format);
     let dir = state_dir(state)?;
+    if !args.machine.volumes.bindings.is_empty() {
+        let mut store = Store::open(&dir)?;
+        super::volumes::bind_flags(
+            &mut store,
+            &args.machine.volumes.bindings,
+            DEFAULT_NAMESPACE,
+        )?;
+    }
     let config = ServerConfig {
         state_dir: dir.clone(),
         settings: machine::settings(&args.machine, machine::detached())?,

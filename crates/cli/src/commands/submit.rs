@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use trainctl_api::manifest::{self, Companion, Manifests};
 
 use crate::cli::SubmitArgs;
@@ -54,9 +55,34 @@ pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
         Ok(checked) => checked,
         Err(code) => return Ok(code),
     };
+    let volumes = args
+        .volumes
+        .iter()
+        .map(|volume| {
+            volume.text().with_context(|| {
+                format!(
+                    "--volume {}: the path is not UTF-8, which the server's API cannot carry",
+                    volume.path.display()
+                )
+            })
+        })
+        .collect::<anyhow::Result<Vec<String>>>()?;
     let client = Client::find(&state_dir(state)?)?;
-    match client.submit(&checked.bytes, &checked.source, args.namespace.as_deref()) {
+    match client.submit(
+        &checked.bytes,
+        &checked.source,
+        args.namespace.as_deref(),
+        &volumes,
+    ) {
         Ok(submitted) => {
+            for claim in &submitted.claims {
+                if let Some(previous) = &claim.previous {
+                    eprintln!(
+                        "claim {}/{}: bound to {} (was {previous})",
+                        claim.namespace, claim.name, claim.path
+                    );
+                }
+            }
             for applied in submitted.quotas {
                 let name = applied.quota.metadata.name.unwrap_or_default();
                 println!("resourcequota/{name} {}", applied.action);

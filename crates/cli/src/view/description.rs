@@ -6,6 +6,7 @@
 //! output a full disk refused) says so among the events, at the time it last lost some: the log
 //! files' marker is what tells (`trainctl_local::process::logs::log_usage`).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
@@ -16,6 +17,7 @@ use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, R
 use self::spec::replica_spec;
 use super::jobs::age;
 use super::section;
+use super::volumes::ClaimBacking;
 use crate::table::Table;
 
 /// What a field holds when the spec does not set it.
@@ -38,6 +40,8 @@ pub struct Description {
     pub placement: Placement,
     /// Its events, oldest first.
     pub events: Vec<EventRow>,
+    /// What backs each claim its replicas mount, by claim: on this machine only.
+    pub claims: BTreeMap<String, ClaimBacking>,
 }
 
 /// What locates a replica: the column between RESTARTS and PORT.
@@ -112,13 +116,14 @@ fn state_words(replica: &ReplicaRecord, now: Timestamp) -> String {
 }
 
 impl Description {
-    /// The description of a job recorded on this machine, in `state`; what its replicas' logs
-    /// lost is among its events.
+    /// The description of a job recorded on this machine, in `state`, its claims backed by
+    /// `claims`; what its replicas' logs lost is among its events.
     pub fn local(
         state: &str,
         record: JobRecord,
         replicas: &[ReplicaRecord],
         events: &[EventRecord],
+        claims: BTreeMap<String, ClaimBacking>,
     ) -> Description {
         Description {
             uid: record.uid,
@@ -154,6 +159,7 @@ impl Description {
                 replicas,
                 record.created_at,
             ),
+            claims,
             job: record.job,
         }
     }
@@ -200,7 +206,7 @@ impl Description {
         fields(&mut out, 0, &head);
         out.push_str("Spec:\n");
         for (replica_type, spec) in job.replica_specs().iter() {
-            replica_spec(&mut out, job, replica_type, spec);
+            replica_spec(&mut out, job, replica_type, spec, &self.claims);
         }
         run_policy(&mut out, job.run_policy());
         section(&mut out, "Replicas:", self.replicas_table());

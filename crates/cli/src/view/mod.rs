@@ -1,6 +1,7 @@
 //! What the job commands print, the same whether a job runs on this machine or on a cluster:
 //! `get`'s table of jobs, `describe`'s text, and the prefixed lines of `logs`. The commands fill
-//! these from the state database here, and from what `cluster` reads in cluster mode.
+//! these from the state database here, and from what `cluster` reads in cluster mode. Beside
+//! them, what `volumes` prints of this machine's claims.
 
 pub mod description;
 pub mod events;
@@ -9,6 +10,7 @@ pub mod jsonpath;
 pub mod prefixed;
 pub mod replicas;
 pub mod top;
+pub mod volumes;
 
 use std::fmt::Write as _;
 

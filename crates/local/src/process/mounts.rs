@@ -134,6 +134,29 @@ pub fn parse_helper_args(words: &[OsString]) -> Result<(Mounts, Vec<OsString>), 
     Ok((mounts, command.to_vec()))
 }
 
+/// The settings by which a system switches unprivileged user namespaces off: the file, the
+/// setting's name, the value that means off, and one that means on.
+const SWITCHES: [(&str, &str, &str, &str); 3] = [
+    (
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "kernel.unprivileged_userns_clone",
+        "0",
+        "1",
+    ),
+    (
+        "/proc/sys/user/max_user_namespaces",
+        "user.max_user_namespaces",
+        "0",
+        "15000",
+    ),
+    (
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        "kernel.apparmor_restrict_unprivileged_userns",
+        "1",
+        "0",
+    ),
+];
+
 /// Why this machine cannot give a replica a mount namespace, when it cannot: a user other than
 /// root needs unprivileged user namespaces, which some systems switch off. The message names
 /// the setting.
@@ -142,37 +165,70 @@ pub fn unavailable() -> Option<String> {
     if nix::unistd::geteuid().is_root() {
         return None;
     }
-    let read = |path: &str| {
+    refusal(|path| {
         std::fs::read_to_string(path)
             .ok()
             .map(|text| text.trim().to_owned())
-    };
-    let settings = [
-        (
-            "/proc/sys/kernel/unprivileged_userns_clone",
-            "kernel.unprivileged_userns_clone",
-            "0",
-        ),
-        (
-            "/proc/sys/user/max_user_namespaces",
-            "user.max_user_namespaces",
-            "0",
-        ),
-        (
-            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-            "kernel.apparmor_restrict_unprivileged_userns",
-            "1",
-        ),
-    ];
-    settings
+    })
+}
+
+/// The message for the first of [`SWITCHES`] that is off, as `read` gives their values.
+fn refusal(read: impl Fn(&str) -> Option<String>) -> Option<String> {
+    SWITCHES
         .into_iter()
-        .find(|(path, _, off)| read(path).as_deref() == Some(*off))
-        .map(|(_, name, value)| {
-            let wanted = if value == "0" { "1 (or more)" } else { "0" };
+        .find(|(path, _, off, _)| read(path).as_deref() == Some(*off))
+        .map(|(_, name, off, on)| {
             format!(
-                "this machine does not allow unprivileged user namespaces ({name} = {value}), which \
-                 trainctl needs to mount the job's volumes where its manifest says; set {name} to \
-                 {wanted}, run as root, or run without the volumes with --no-volumes"
+                "this machine does not allow unprivileged user namespaces ({name} = {off}), which \
+                 trainctl needs to mount the job's volumes where its manifest says; allow them \
+                 (`sudo sysctl -w {name}={on}`), run as root, or run without the volumes \
+                 (--no-volumes)"
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_switch_that_is_off_is_named_with_the_way_out() {
+        let message =
+            refusal(|path| (path == "/proc/sys/user/max_user_namespaces").then(|| "0".to_owned()))
+                .expect("refused");
+        assert_eq!(
+            message,
+            "this machine does not allow unprivileged user namespaces (user.max_user_namespaces = \
+             0), which trainctl needs to mount the job's volumes where its manifest says; allow \
+             them (`sudo sysctl -w user.max_user_namespaces=15000`), run as root, or run without \
+             the volumes (--no-volumes)"
+        );
+        let apparmor =
+            refusal(|path| path.contains("apparmor").then(|| "1".to_owned())).expect("refused");
+        assert!(
+            apparmor.contains("(kernel.apparmor_restrict_unprivileged_userns = 1)")
+                && apparmor.contains("sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"),
+            "{apparmor}"
+        );
+    }
+
+    #[test]
+    fn switches_that_are_on_or_absent_refuse_nothing() {
+        assert_eq!(refusal(|_| None), None);
+        assert_eq!(
+            refusal(|_| Some("1".to_owned())).filter(|m| !m.contains("apparmor")),
+            None
+        );
+        assert_eq!(
+            refusal(|path| Some(
+                if path.contains("apparmor") {
+                    "0"
+                } else {
+                    "15000"
+                }
+                .to_owned()
+            )),
+            None
+        );
+    }
 }

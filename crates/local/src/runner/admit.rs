@@ -6,15 +6,15 @@
 //! (too large, or a replica that cannot run as written) fails at once, wherever it waits in the
 //! queue.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use trainctl_api::JobConditionType;
-use trainctl_engine::reconcile::{Shortfall, WaitingFact};
+use trainctl_engine::reconcile::{EventType, JobEvent, ReplicaSlot, Shortfall, WaitingFact};
 
 use super::control::Coordinator;
-use super::launch::{LaunchContext, Unrunnable, prepare};
+use super::launch::{LaunchContext, PreparedReplica, Unrunnable, prepare};
 use super::report::duration_words;
 use super::volumes::{self, Bindings};
 use super::{RunEnd, RunError, Runner};
@@ -222,6 +222,7 @@ impl Runner<'_> {
         if let Err(message) = volumes::materialize(replicas, &self.volume_paths) {
             return Ok(Err(format!("cannot run on this machine: {message}")));
         }
+        self.say_volume_warnings(&prepared);
         self.changes.replicas(prepared.keys().cloned());
         self.prepared = prepared;
         if !self.waiting.is_empty() {
@@ -230,6 +231,25 @@ impl Runner<'_> {
         self.waiting.clear();
         self.admitted = true;
         Ok(Ok(()))
+    }
+
+    /// Says once, on the terminal and as an event, what is mounted in place of a volume this
+    /// machine does not offer.
+    fn say_volume_warnings(&mut self, prepared: &BTreeMap<ReplicaSlot, PreparedReplica>) {
+        let mut said = BTreeSet::new();
+        for warning in prepared
+            .values()
+            .flat_map(|replica| &replica.volumes.warnings)
+        {
+            if said.insert(warning) {
+                self.console.say(&format!("warning: {warning}"));
+                self.store_event(&JobEvent::new(
+                    EventType::Warning,
+                    "VolumeNotSupported",
+                    warning.clone(),
+                ));
+            }
+        }
     }
 
     /// Says that a job that waited is admitted, after how long and with which GPUs.

@@ -9,7 +9,8 @@ use tokio::time::Instant;
 use trainctl_engine::reconcile::{EventType, JobEvent, Observed, reconcile};
 
 use super::control::StopRequest;
-use super::{Exit, RunEnd, RunError, Runner, end, launch, sleep_until};
+use super::{Exit, RunEnd, RunError, Runner, end, launch, sleep_until, volumes};
+use crate::process::mounts;
 use crate::store::Store;
 
 /// At most this many reconciles in a row without waiting for anything, against a plan that never
@@ -28,6 +29,10 @@ impl Runner<'_> {
     /// Runs the job to its end, or until a request from outside ends the run.
     pub(super) async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
         self.announce();
+        if let Err(message) = self.volumes_available() {
+            self.fail_at_once(store, &message)?;
+            return Ok(RunEnd::Failed);
+        }
         let needs = match launch::needs(&self.job) {
             Ok(needs) => needs,
             Err(error) => {
@@ -142,6 +147,28 @@ impl Runner<'_> {
                 "ScriptNotFound",
                 message,
             ));
+        }
+    }
+
+    /// Whether the replicas can have their volumes here: a user other than root needs
+    /// unprivileged user namespaces. Without volumes (`--no-volumes`), which are left out.
+    fn volumes_available(&mut self) -> Result<(), String> {
+        let mounted = volumes::mounted(&self.job);
+        if mounted.is_empty() {
+            return Ok(());
+        }
+        if !self.settings.volumes {
+            for (replica_type, names) in mounted {
+                self.console.say(&format!(
+                    "warning: {replica_type}: volumes not mounted (--no-volumes): {}",
+                    names.join(", ")
+                ));
+            }
+            return Ok(());
+        }
+        match mounts::unavailable() {
+            Some(why) => Err(format!("cannot mount the replicas' volumes: {why}")),
+            None => Ok(()),
         }
     }
 

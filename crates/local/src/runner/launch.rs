@@ -22,6 +22,7 @@ use crate::process::Launch;
 use crate::process::logs::{Console, LogLimit};
 use crate::process::mounts::{self, Mounts};
 use crate::runner::pod::PodRestart;
+use crate::runner::volumes as job_volumes;
 use trainctl_api::expansion::expand_command_and_args;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
@@ -312,7 +313,10 @@ fn prepare_one(
 
 /// The container that runs locally: the kind's default container (`tensorflow`, `pytorch`...)
 /// when the pod has it, else the first.
-fn main_container<'a>(job: &TrainingJob, containers: &'a [Container]) -> Option<&'a Container> {
+pub(super) fn main_container<'a>(
+    job: &TrainingJob,
+    containers: &'a [Container],
+) -> Option<&'a Container> {
     let default = job.kind().default_container();
     containers
         .iter()
@@ -461,7 +465,9 @@ pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> 
                 .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
         });
         let script = rest.iter().find(|arg| !arg.starts_with('-'));
+        // A script in a volume is there once the volumes are mounted.
         if let Some(script) = script.filter(|script| interpreter && script.starts_with('/'))
+            && !job_volumes::in_volume(job, replica_type, Path::new(script.as_str()))
             && !Path::new(script.as_str()).exists()
         {
             missing.push((replica_type.clone(), (*program).clone(), (*script).clone()));

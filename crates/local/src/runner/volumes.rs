@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use trainctl_api::{ReplicaType, TrainingJob};
+
 use crate::kubelet::volumes::ClaimPaths;
-use crate::runner::launch::{PreparedReplica, VolumeSetup};
+use crate::runner::launch::{PreparedReplica, VolumeSetup, main_container};
 use crate::store::{Store, StoreError};
 
 /// The claims bound to a directory of the user's, as the store had them.
@@ -80,4 +82,50 @@ pub(super) fn materialize<'a>(
             .map_err(|error| format!("{replica}: cannot make its volumes: {error}"))?;
     }
     Ok(())
+}
+
+/// The volumes each replica type's main container mounts, by name, in the pod's order.
+pub(super) fn mounted(job: &TrainingJob) -> Vec<(ReplicaType, Vec<String>)> {
+    let mut mounted = Vec::new();
+    for (replica_type, spec) in job.replica_specs().iter() {
+        let Some(pod) = spec.template.spec.as_ref() else {
+            continue;
+        };
+        let Some(container) = main_container(job, &pod.containers) else {
+            continue;
+        };
+        let names: Vec<String> = container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .map(|mount| mount.name.clone())
+            .fold(Vec::new(), |mut names, name| {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+                names
+            });
+        if !names.is_empty() {
+            mounted.push((replica_type.clone(), names));
+        }
+    }
+    mounted
+}
+
+/// Whether `path`, as a replica of `replica_type` sees it, is in one of its volumes.
+pub(super) fn in_volume(job: &TrainingJob, replica_type: &ReplicaType, path: &Path) -> bool {
+    let Some(pod) = job
+        .replica_specs()
+        .get(replica_type)
+        .and_then(|spec| spec.template.spec.as_ref())
+    else {
+        return false;
+    };
+    main_container(job, &pod.containers).is_some_and(|container| {
+        container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .any(|mount| path.starts_with(&mount.mount_path))
+    })
 }

@@ -30,6 +30,7 @@ pub(super) fn failed(failure: &SupervisorError) -> Response {
         SupervisorError::Invalid(details) => {
             error(StatusCode::BAD_REQUEST, &failure.to_string(), details)
         }
+        SupervisorError::BadRequest(_) => error(StatusCode::BAD_REQUEST, &failure.to_string(), &[]),
         SupervisorError::NotFound(_) => error(StatusCode::NOT_FOUND, &failure.to_string(), &[]),
         SupervisorError::Conflict(_) => error(StatusCode::CONFLICT, &failure.to_string(), &[]),
         SupervisorError::Store(_) | SupervisorError::Reaper(_) => {

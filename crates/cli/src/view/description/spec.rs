@@ -10,13 +10,15 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
 use super::{UNSET, fields};
+use crate::view::volumes::ClaimBacking;
 
-/// Writes one replica type of the spec.
+/// Writes one replica type of the spec; a claim's volume with what backs it in `claims`.
 pub(super) fn replica_spec(
     out: &mut String,
     job: &TrainingJob,
     replica_type: &ReplicaType,
     spec: &ReplicaSpec,
+    claims: &BTreeMap<String, ClaimBacking>,
 ) {
     let _ = writeln!(out, "  {replica_type}:");
     let mut lines = vec![
@@ -66,7 +68,7 @@ pub(super) fn replica_spec(
         .spec
         .iter()
         .flat_map(|pod| pod.volumes.iter().flatten())
-        .map(volume)
+        .map(|one| volume(one, claims))
         .collect();
     if !volumes.is_empty() {
         lines.push(("Volumes:", volumes.join("\n")));
@@ -186,15 +188,24 @@ fn mounts(container: &Container) -> Vec<String> {
         .collect()
 }
 
-/// `data: PersistentVolumeClaim training-data`: a volume, its type and what it names.
-fn volume(volume: &Volume) -> String {
+/// `data: PersistentVolumeClaim training-data (bound to /srv/data)`: a volume, its type and
+/// what it names; for a claim, what backs it in `claims` (when known: on this machine).
+fn volume(volume: &Volume, claims: &BTreeMap<String, ClaimBacking>) -> String {
     let source = if let Some(claim) = &volume.persistent_volume_claim {
-        let read_only = if claim.read_only == Some(true) {
-            " (read-only)"
+        let notes: Vec<String> = (claim.read_only == Some(true))
+            .then(|| "read-only".to_owned())
+            .into_iter()
+            .chain(claims.get(&claim.claim_name).map(ClaimBacking::words))
+            .collect();
+        if notes.is_empty() {
+            format!("PersistentVolumeClaim {}", claim.claim_name)
         } else {
-            ""
-        };
-        format!("PersistentVolumeClaim {}{read_only}", claim.claim_name)
+            format!(
+                "PersistentVolumeClaim {} ({})",
+                claim.claim_name,
+                notes.join(", ")
+            )
+        }
     } else if let Some(map) = &volume.config_map {
         format!("ConfigMap {}", map.name)
     } else if let Some(secret) = &volume.secret {

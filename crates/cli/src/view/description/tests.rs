@@ -184,6 +184,10 @@ fn succeeded() -> Description {
                 object: None,
             },
         ],
+        BTreeMap::from([(
+            "imagenet".to_owned(),
+            ClaimBacking::Bound("/srv/datasets/imagenet".into()),
+        )]),
     )
 }
 
@@ -226,7 +230,7 @@ Spec:
                      TOKEN=<key token of secret creds>
     Mounts:          /data from data (ro)
                      /tmp/scratch from scratch (rw)
-    Volumes:         data: PersistentVolumeClaim imagenet
+    Volumes:         data: PersistentVolumeClaim imagenet (bound to /srv/datasets/imagenet)
                      scratch: EmptyDir
   Run Policy:
     Clean Pod Policy:            None
@@ -255,7 +259,13 @@ Events:
 
 #[test]
 fn job_not_started_has_no_times_and_empty_sections() {
-    let description = Description::local("Pending", record(job(MANIFEST), false), &[], &[]);
+    let description = Description::local(
+        "Pending",
+        record(job(MANIFEST), false),
+        &[],
+        &[],
+        BTreeMap::new(),
+    );
     let text = description.render(at("2026-11-24T10:00:30Z"));
     for absent in ["Started:", "Completed:", "Duration:"] {
         assert!(!text.contains(absent), "{absent} in:\n{text}");
@@ -272,14 +282,53 @@ fn job_not_started_has_no_times_and_empty_sections() {
 }
 
 #[test]
+fn a_claim_shows_its_own_directory_and_stays_read_only() {
+    let manifest = MANIFEST.replace(
+        "{claimName: imagenet}",
+        "{claimName: imagenet, readOnly: true}",
+    );
+    let claims = BTreeMap::from([(
+        "imagenet".to_owned(),
+        ClaimBacking::Own("/state/volumes/team-a/imagenet".into()),
+    )]);
+    let text = Description::local("Pending", record(job(&manifest), false), &[], &[], claims)
+        .render(at("2026-11-24T10:00:30Z"));
+    assert!(
+        text.contains(
+            "    Volumes:         data: PersistentVolumeClaim imagenet (read-only, at \
+             /state/volumes/team-a/imagenet)\n"
+        ),
+        "{text}"
+    );
+    let text = Description::local(
+        "Pending",
+        record(job(&manifest), false),
+        &[],
+        &[],
+        BTreeMap::new(),
+    )
+    .render(at("2026-11-24T10:00:30Z"));
+    assert!(
+        text.contains("    Volumes:         data: PersistentVolumeClaim imagenet (read-only)\n"),
+        "on a cluster, nothing is known of what backs a claim: {text}"
+    );
+}
+
+#[test]
 fn unset_run_policy_fields_say_so() {
     let manifest = MANIFEST.replace(
         "  runPolicy:\n    backoffLimit: 3\n    activeDeadlineSeconds: 600\n    schedulingPolicy:\n      priorityClass: high\n",
         "",
     );
     assert_ne!(manifest, MANIFEST);
-    let text = Description::local("Pending", record(job(&manifest), false), &[], &[])
-        .render(at("2026-11-24T10:00:30Z"));
+    let text = Description::local(
+        "Pending",
+        record(job(&manifest), false),
+        &[],
+        &[],
+        BTreeMap::new(),
+    )
+    .render(at("2026-11-24T10:00:30Z"));
     for line in [
         "    Active Deadline Seconds:     <unset>\n",
         "    TTL Seconds After Finished:  <unset>\n",
@@ -295,8 +344,14 @@ fn a_replica_without_command_shows_unset() {
         "            command: [python, train.py]\n            args: [\"--epochs=3\"]\n",
         "",
     );
-    let text = Description::local("Pending", record(job(&manifest), false), &[], &[])
-        .render(at("2026-11-24T10:00:30Z"));
+    let text = Description::local(
+        "Pending",
+        record(job(&manifest), false),
+        &[],
+        &[],
+        BTreeMap::new(),
+    )
+    .render(at("2026-11-24T10:00:30Z"));
     assert!(
         text.contains("  Chief:\n    Replicas:        1\n    Restart Policy:  Never\n    Container:       tensorflow\n    Image:           tensorflow/tensorflow:2.16.1\n    Command:         <unset>\n"),
         "{text}"
@@ -363,6 +418,7 @@ fn what_a_replicas_log_lost_is_among_the_events_at_its_time() {
                 object: None,
             },
         ],
+        BTreeMap::new(),
     );
     let text = description.render(at("2026-11-24T10:05:00Z"));
     let events = &text[text.find("Events:").expect("an Events section")..];

@@ -20,9 +20,12 @@
 //! [`mounts`](crate::process::mounts) helper mounts it in the replica's private mount namespace.
 
 pub mod projection;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeSet;
 use std::io;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{Container, HostPathVolumeSource, PodSpec, Volume};
@@ -52,6 +55,9 @@ pub enum MountSource {
     Bind(PathBuf),
     /// A fresh tmpfs of this size in bytes (unbounded: half the memory, the kernel's default).
     Tmpfs(Option<u64>),
+    /// The tmpfs mounted before at this target: a volume in memory that the container mounts
+    /// again shows the same files.
+    SameAs(PathBuf),
 }
 
 /// What backs one volume, for `describe` and `trainctl volumes`.
@@ -106,8 +112,10 @@ pub struct ReplicaVolumes {
     pub backings: Vec<(String, Backing)>,
     /// What this machine does instead of a volume it does not offer, one line each.
     pub warnings: Vec<String>,
-    /// Directories to make (claims, emptyDirs, `DirectoryOrCreate`, subPaths).
+    /// Directories to make (claims, emptyDirs, `DirectoryOrCreate`).
     dirs: Vec<PathBuf>,
+    /// Directories to make where nothing is (subPaths: one may name a file of the volume).
+    sub_paths: Vec<PathBuf>,
     /// Files to make empty when missing (`FileOrCreate`).
     files: Vec<PathBuf>,
     /// The ConfigMaps' and Secrets' files.
@@ -172,6 +180,8 @@ pub fn plan(
     let volumes = spec.volumes.as_deref().unwrap_or_default();
     let mounts = container.volume_mounts.as_deref().unwrap_or_default();
     let mut mounted = BTreeSet::new();
+    // Each mount with its volume's name, to know a volume in memory mounted again.
+    let mut named = Vec::new();
     for mount in mounts {
         let Some(volume) = volumes.iter().find(|volume| volume.name == mount.name) else {
             return Err(format!(
@@ -207,7 +217,7 @@ pub fn plan(
                 let path = backing_path(backing).join(sub_path);
                 // The kubelet makes a missing subPath a directory; a projection's keys are files.
                 if !matches!(backing, Backing::Projected { .. }) {
-                    planned.dirs.push(path.clone());
+                    planned.sub_paths.push(path.clone());
                 }
                 MountSource::Bind(path)
             }
@@ -218,16 +228,27 @@ pub fn plan(
                 .persistent_volume_claim
                 .as_ref()
                 .is_some_and(|claim| claim.read_only == Some(true));
-        planned.mounts.push(Mount {
-            target,
-            source,
-            read_only,
-        });
+        named.push((
+            volume.name.as_str(),
+            Mount {
+                target,
+                source,
+                read_only,
+            },
+        ));
     }
     // Parents before what they hold, as the kubelet's runtime sorts them.
-    planned
-        .mounts
-        .sort_by_key(|mount| mount.target.components().count());
+    named.sort_by_key(|(_, mount)| mount.target.components().count());
+    let mut in_memory: Vec<(&str, PathBuf)> = Vec::new();
+    for (volume, mut mount) in named {
+        if let MountSource::Tmpfs(_) = mount.source {
+            match in_memory.iter().find(|(name, _)| *name == volume) {
+                Some((_, first)) => mount.source = MountSource::SameAs(first.clone()),
+                None => in_memory.push((volume, mount.target.clone())),
+            }
+        }
+        planned.mounts.push(mount);
+    }
     Ok(planned)
 }
 
@@ -334,7 +355,7 @@ impl ReplicaVolumes {
             "FileOrCreate" => self.files.push(path.clone()),
             "Directory" if !path.is_dir() => return wrong("a directory"),
             "File" if !path.is_file() => return wrong("a file"),
-            "Socket" | "CharDevice" | "BlockDevice" if !path.exists() => {
+            "Socket" | "CharDevice" | "BlockDevice" if !is_of_type(&path, kind) => {
                 return wrong(&format!("a {kind}"));
             }
             "" | "Directory" | "File" | "Socket" | "CharDevice" | "BlockDevice" => {}
@@ -348,8 +369,8 @@ impl ReplicaVolumes {
     }
 
     /// Makes what the volumes need: the replica's own directory afresh (ConfigMaps' and Secrets'
-    /// files written, emptyDirs empty), claims' directories and `...OrCreate` host paths when
-    /// missing.
+    /// files written, emptyDirs empty), claims' directories, subPaths and `...OrCreate` host
+    /// paths when missing.
     pub fn materialize(&self) -> io::Result<()> {
         if let Some(dir) = &self.replica_dir {
             match std::fs::remove_dir_all(dir) {
@@ -362,6 +383,13 @@ impl ReplicaVolumes {
             std::fs::create_dir_all(dir).map_err(|error| {
                 io::Error::new(error.kind(), format!("{}: {error}", dir.display()))
             })?;
+        }
+        for path in &self.sub_paths {
+            if std::fs::symlink_metadata(path).is_err() {
+                std::fs::create_dir_all(path).map_err(|error| {
+                    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+                })?;
+            }
         }
         for file in &self.files {
             if let Some(parent) = file.parent() {
@@ -399,6 +427,21 @@ impl ReplicaVolumes {
             }) => Some(source.join(path.strip_prefix(target).unwrap_or(path))),
             Some(_) => None,
         }
+    }
+}
+
+/// Whether `path` is a file of the `hostPath` type `kind` (`Socket`, `CharDevice` or
+/// `BlockDevice`), links followed.
+fn is_of_type(path: &Path, kind: &str) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let file_type = meta.file_type();
+    match kind {
+        "Socket" => file_type.is_socket(),
+        "CharDevice" => file_type.is_char_device(),
+        "BlockDevice" => file_type.is_block_device(),
+        _ => false,
     }
 }
 

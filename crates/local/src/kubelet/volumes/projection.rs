@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io;
-use std::os::unix::fs::PermissionsExt as _;
+use std::io::{self, Write as _};
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Component, Path, PathBuf};
 
 use k8s_openapi::api::core::v1::{ConfigMapVolumeSource, KeyToPath, SecretVolumeSource};
@@ -51,8 +51,16 @@ impl Projection {
             if let Some(parent) = path.parent() {
                 fs::create_dir_all(parent)?;
             }
-            fs::write(&path, &file.bytes)?;
-            fs::set_permissions(&path, fs::Permissions::from_mode(file.mode))?;
+            // Made with its mode (a Secret's file is never readable by others, even for a
+            // moment), then set to it whatever the umask took away.
+            let mut written = fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(file.mode)
+                .open(&path)?;
+            written.write_all(&file.bytes)?;
+            written.set_permissions(fs::Permissions::from_mode(file.mode))?;
         }
         Ok(())
     }
@@ -79,6 +87,7 @@ pub fn project_config_map(
     for (key, value) in map.binary_data.iter().flatten() {
         keys.insert(key.clone(), value.0.clone());
     }
+    check_keys(volume, "configmap", &source.name, &keys)?;
     let mode = mode_of(source.default_mode, CONFIG_MAP_MODE);
     files(
         volume,
@@ -114,6 +123,7 @@ pub fn project_secret(
     for (key, value) in secret.string_data.iter().flatten() {
         keys.insert(key.clone(), value.clone().into_bytes());
     }
+    check_keys(volume, "secret", name, &keys)?;
     let mode = mode_of(source.default_mode, SECRET_MODE);
     files(
         volume,
@@ -129,6 +139,36 @@ pub fn project_secret(
 /// Whether `meta` names the object `name` of `namespace` (one without a namespace matches any).
 fn names(meta: &ObjectMeta, name: &str, namespace: &str) -> bool {
     meta.name.as_deref() == Some(name) && meta.namespace.as_deref().is_none_or(|ns| ns == namespace)
+}
+
+/// The longest key (a DNS subdomain's length).
+const MAX_KEY_LENGTH: usize = 253;
+
+/// Refuses an object with a key the API server would have refused (`IsConfigMapKey`): a key
+/// names a file of the volume, and one like `../x` would be written outside it.
+fn check_keys(
+    volume: &str,
+    kind: &str,
+    name: &str,
+    keys: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), String> {
+    let valid = |key: &str| {
+        !key.is_empty()
+            && key.len() <= MAX_KEY_LENGTH
+            && key
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || b"-._".contains(&byte))
+            && key != "."
+            && !key.starts_with("..")
+    };
+    match keys.keys().find(|key| !valid(key)) {
+        None => Ok(()),
+        Some(key) => Err(format!(
+            "volume \"{volume}\": {kind} \"{name}\" has the key `{key}`, which is not valid: a key \
+             is at most {MAX_KEY_LENGTH} letters, digits, `-`, `_` and `.`, and is not `.` nor \
+             starts with `..`"
+        )),
+    }
 }
 
 /// A missing object: nothing when optional, else the kubelet's `FailedMount` words.

@@ -103,8 +103,18 @@ fn setup(spec: &Mounts) -> Result<(), Failure> {
     let sources = open_sources(&spec.mounts)?;
     new_root(&spec.staging)?;
     let mut ours = HashSet::from([PathBuf::from("/")]);
+    let mut targets = Vec::with_capacity(spec.mounts.len());
     for (mount, source) in spec.mounts.iter().zip(&sources) {
-        apply(mount, source.as_ref(), &mut ours)?;
+        targets.push(apply(mount, source.as_ref(), &mut ours)?);
+    }
+    // Read-only once every mount point is made: one inside a read-only volume is made in it, as
+    // a container runtime makes it.
+    for (mount, target) in spec.mounts.iter().zip(&targets) {
+        if mount.read_only {
+            read_only(target).map_err(|errno| {
+                Failure::new(format!("cannot mount {}", mount.target.display()), errno)
+            })?;
+        }
     }
     // The sources are bound: the old root goes.
     drop(sources);
@@ -115,13 +125,17 @@ fn setup(spec: &Mounts) -> Result<(), Failure> {
         .map_err(|errno| Failure::new(format!("workingDir {}", spec.working_dir.display()), errno))
 }
 
-/// A mount namespace; a user namespace first unless this process is root, mapping its uid and
-/// gid to themselves.
+/// A mount namespace; a user namespace first unless this process is root with the right to
+/// mount (root in a container often has not), mapping its uid and gid to themselves.
 fn enter_namespaces() -> Result<(), Failure> {
     let uid = geteuid();
     if uid.is_root() {
-        return unshare(CloneFlags::CLONE_NEWNS)
-            .map_err(|errno| Failure::new("cannot make a mount namespace", errno));
+        match unshare(CloneFlags::CLONE_NEWNS) {
+            Ok(()) => return Ok(()),
+            // Without `CAP_SYS_ADMIN`: a user namespace gives it, as to any user.
+            Err(Errno::EPERM) => {}
+            Err(errno) => return Err(Failure::new("cannot make a mount namespace", errno)),
+        }
     }
     let gid = getegid();
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS).map_err(|errno| {
@@ -146,7 +160,8 @@ fn io_failure(context: impl std::fmt::Display, error: &io::Error) -> Failure {
     )
 }
 
-/// Each bind mount's source, opened before anything is mounted (`None` for a tmpfs).
+/// Each bind mount's source, opened before anything is mounted (`None` for a tmpfs, new or
+/// mounted again).
 fn open_sources(mounts: &[Mount]) -> Result<Vec<Option<OwnedFd>>, Failure> {
     mounts
         .iter()
@@ -156,7 +171,7 @@ fn open_sources(mounts: &[Mount]) -> Result<Vec<Option<OwnedFd>>, Failure> {
                     .map(Some)
                     .map_err(|errno| Failure::new(source.display(), errno))
             }
-            MountSource::Tmpfs(_) => Ok(None),
+            MountSource::Tmpfs(_) | MountSource::SameAs(_) => Ok(None),
         })
         .collect()
 }
@@ -251,12 +266,13 @@ fn bind(source: &Path, target: &Path) -> Result<(), Errno> {
     )
 }
 
-/// Mounts one volume at its target, made where missing.
+/// Mounts one volume at its target, made where missing (writable: [`setup`] makes it read-only
+/// after); the target, found in the new root.
 fn apply(
     mount: &Mount,
     source: Option<&OwnedFd>,
     ours: &mut HashSet<PathBuf>,
-) -> Result<(), Failure> {
+) -> Result<PathBuf, Failure> {
     let is_dir = match source {
         Some(fd) => nix::sys::stat::fstat(fd)
             .map(|stat| SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT == SFlag::S_IFDIR)
@@ -276,16 +292,18 @@ fn apply(
         (MountSource::Bind(_), Some(fd)) => {
             bind(&fd_path(fd), &target).map_err(|errno| Failure::new(context(), errno))?;
         }
+        (MountSource::SameAs(first), _) => {
+            // Mounted already (the mounts are in order, none read-only yet): found as then.
+            let first = mount_point(first, true, ours)?;
+            bind(&first, &target).map_err(|errno| Failure::new(context(), errno))?;
+        }
         (MountSource::Bind(path), None) => return Err(Failure::new(path.display(), Errno::EBADF)),
     }
-    if mount.read_only {
-        read_only(&target).map_err(|errno| Failure::new(context(), errno))?;
-    }
-    Ok(())
+    Ok(target)
 }
 
-/// Remounts the bind mount at `target` read-only, keeping the flags its file system has (a user
-/// namespace may not drop them).
+/// Remounts the mount at `target` read-only, keeping the other flags it has (a user namespace
+/// may not drop them).
 fn read_only(target: &Path) -> Result<(), Errno> {
     let kept = statvfs(target)?.flags();
     let mut flags = MsFlags::MS_BIND | MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY;
@@ -351,6 +369,15 @@ fn mount_point(
                 ours.insert(next.clone());
                 at = next;
             }
+            Err(error)
+                if error.kind() == io::ErrorKind::PermissionDenied && !ours.contains(&at) =>
+            {
+                // A directory this user may not search (`/root`): shadowed by an empty one, as
+                // nothing in it is the replica's to see; then looked into again.
+                shadow(&at)?;
+                ours.insert(at.clone());
+                pending.push(name);
+            }
             Err(error) => return Err(io_failure(next.display(), &error)),
         }
     }
@@ -369,7 +396,8 @@ fn components(path: &Path) -> Vec<OsString> {
 }
 
 /// Covers the directory `dir` with a tmpfs holding its entries (bound from beneath), so that a
-/// mount point can be made in it without writing to the directory itself.
+/// mount point can be made in it without writing to the directory itself; with none when this
+/// user may not list them.
 fn shadow(dir: &Path) -> Result<(), Failure> {
     let under = open(
         dir,
@@ -378,5 +406,8 @@ fn shadow(dir: &Path) -> Result<(), Failure> {
     )
     .map_err(|errno| Failure::new(dir.display(), errno))?;
     mount_tmpfs(dir, "mode=0755")?;
-    replicate_entries(&fd_path(&under), dir)
+    match replicate_entries(&fd_path(&under), dir) {
+        Err(failure) if failure.kind == "denied" => Ok(()),
+        done => done,
+    }
 }
