@@ -197,12 +197,19 @@ struct ErrorBody {
     details: Vec<String>,
 }
 
-/// The answer to a submit: the quotas applied (first), then the jobs recorded.
+/// The answer to a submit: the quotas applied (first), the ConfigMaps and Secrets applied, then
+/// the jobs recorded.
 #[derive(Debug, Deserialize)]
 pub struct Submitted {
     /// The `ResourceQuota`s applied, in file order.
     #[serde(default, rename = "resourceQuotas")]
     pub quotas: Vec<AppliedQuota>,
+    /// The ConfigMaps applied, in file order.
+    #[serde(default, rename = "configMaps")]
+    pub config_maps: Vec<AppliedObject>,
+    /// The Secrets applied, in file order.
+    #[serde(default)]
+    pub secrets: Vec<AppliedObject>,
     /// The claims bound (`--volume`).
     #[serde(default)]
     pub claims: Vec<BoundClaim>,
@@ -221,6 +228,17 @@ pub struct BoundClaim {
     pub path: String,
     /// The directory it was bound to before, when another.
     pub previous: Option<String>,
+}
+
+/// A ConfigMap or Secret applied by a submit: named, never its data.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AppliedObject {
+    /// `created` or `configured`.
+    pub action: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
 }
 
 /// A quota applied by a submit.

@@ -18,5 +18,8 @@ pub fn state_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(restricted) = state_dir::prepare(&dir)? {
         eprintln!("warning: {restricted}");
     }
-    Ok(dir)
+    // Absolute: the claims' directories under it are mounted from replicas that start in
+    // other directories.
+    std::path::absolute(&dir)
+        .with_context(|| format!("cannot resolve the state directory {}", dir.display()))
 }

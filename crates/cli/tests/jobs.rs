@@ -477,18 +477,16 @@ fn submit_of_an_invalid_manifest_reports_as_validate_does_without_a_server() {
 }
 
 #[test]
-fn submit_refuses_a_manifest_without_a_job_or_in_another_namespace() {
+fn submit_refuses_a_manifest_without_an_object_or_in_another_namespace() {
     let scratch = Scratch::new("submit-refused");
-    let configmap = scratch.write(
-        "configmap.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n",
-    );
-    let submitted = scratch.trainctl(&["submit", "-f", &configmap]);
+    // A ConfigMap, Secret or ResourceQuota alone is submitted (server_companions.rs).
+    let nothing = scratch.write("nothing.yaml", "# nothing yet\n");
+    let submitted = scratch.trainctl(&["submit", "-f", &nothing]);
     assert_eq!(submitted.code, Some(2), "{submitted}");
     assert_eq!(
         submitted.stderr,
         format!(
-            "{configmap}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)\n"
+            "{nothing}:1:1: the file holds no object: expected a kubeflow.org/v1 job (e.g. `kind: TFJob`)\n1 error\n"
         )
     );
     let job = tfjob("elsewhere", 1, "true").replace(

@@ -46,7 +46,7 @@ pub fn document() -> Value {
             "/openapi.json": { "get": operation("This document", json!({
                 "200": json_body("OpenAPI 3.1", json!({ "type": "object" })) })) },
             "/api/v1/jobs": {
-                "post": with(operation("Submit a manifest: its jobs are recorded and queued", json!({
+                "post": with(operation("Submit a manifest: its ResourceQuotas, ConfigMaps and Secrets are applied, its jobs recorded and queued", json!({
                         "201": submitted,
                         "400": error("The manifest is invalid (one detail per problem), the namespace is not a DNS-1123 label, or a volume is not [NAMESPACE/]CLAIM=PATH with PATH an existing directory (or gives a claim two directories)"),
                         "408": error("The body stalled"),
@@ -144,12 +144,20 @@ fn quota_paths() -> Map<String, Value> {
     }
 }
 
-/// The answer to a submission: the quotas applied, then the jobs recorded.
+/// The answer to a submission: the claims bound, the quotas, ConfigMaps and Secrets applied,
+/// then the jobs recorded.
 fn submitted(view: &Value) -> Value {
     let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
+    let object = |kind: &str| {
+        json!({ "type": "array", "description": format!("The manifest's {kind}s applied, in file order: named, never their data"),
+            "items": { "type": "object", "required": ["action", "namespace", "name"], "properties": {
+                "action": { "type": "string", "enum": ["created", "configured"] },
+                "namespace": { "type": "string" }, "name": { "type": "string" } } } })
+    };
     json_body(
-        "Recorded and queued: the claims bound first, then the manifest's ResourceQuotas applied, then its jobs",
+        "Recorded and queued: the claims bound first, then the manifest's ResourceQuotas applied, then its ConfigMaps and Secrets, then its jobs",
         json!({ "type": "object", "required": ["jobs"], "properties": {
+            "configMaps": object("ConfigMap"), "secrets": object("Secret"),
             "resourceQuotas": { "type": "array", "items": { "type": "object", "required": ["action", "quota"], "properties": {
                 "action": { "type": "string", "enum": ["created", "configured"] }, "quota": quota } } },
             "claims": { "type": "array", "items": { "type": "object", "required": ["namespace", "name", "path"], "properties": {

@@ -5,10 +5,12 @@
 //! Every transition of a job is a line on the server's log ([`journal`](crate::journal)).
 
 mod claims;
+mod companions;
 mod coordinate;
 mod quotas;
 
 pub use claims::ClaimBound;
+pub use companions::ObjectApplied;
 pub use quotas::QuotaApplied;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -29,7 +31,7 @@ use trainctl_local::process::identity::ProcessIdentity;
 use trainctl_local::process::logs::Console;
 use trainctl_local::process::marker::all_marked_processes;
 use trainctl_local::runner::{
-    self, Coordinator, RunEnd, RunReport, RunSettings, StopRequest, Stops, Supervision, new_record,
+    self, Coordinator, RunEnd, RunReport, RunSettings, StopRequest, Stops, Supervision,
 };
 use trainctl_local::store::{JobRecord, Store, StoreError};
 
@@ -179,9 +181,11 @@ impl Supervisor {
     }
 
     /// Binds the claims `volumes` names ([`Supervisor::bind_claims`]), applies the
-    /// `ResourceQuota`s of a manifest, then records every job of it and queues it, as kubectl
-    /// applies a file in order with quotas first. Nothing is recorded when any object is
-    /// invalid, a job conflicts with an unfinished job of the same name, or a binding is refused.
+    /// `ResourceQuota`s of a manifest, then its ConfigMaps and Secrets, then records every job of
+    /// it and queues it, as kubectl applies a file in order with quotas first. A job is recorded
+    /// with the ConfigMaps and Secrets it references: its file's, else those the server keeps in
+    /// its namespace, as they are now. Nothing is recorded when any object is invalid, a job
+    /// conflicts with an unfinished job of the same name, or a binding is refused.
     pub fn submit(
         self: &Arc<Self>,
         text: &str,
@@ -196,12 +200,10 @@ impl Supervisor {
             .filter(|d| d.severity == Severity::Error)
             .map(ToString::to_string)
             .collect();
-        if manifests.jobs.is_empty() && manifests.quotas.is_empty() && problems.is_empty() {
-            problems.push(format!(
-                "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)"
-            ));
-        }
+        // A manifest without errors holds an object: a job, a quota, a ConfigMap or a Secret.
         Self::check_quotas(&mut manifests.quotas, source, namespace, &mut problems);
+        let objects =
+            Self::check_companions(&manifests.companions, source, namespace, &mut problems);
         let mut jobs: Vec<TrainingJob> = Vec::new();
         for mut loaded in manifests.jobs {
             if let Some(namespace) = namespace
@@ -217,11 +219,7 @@ impl Supervisor {
         if !problems.is_empty() {
             return Err(SupervisorError::Invalid(problems));
         }
-        let now = Timestamp::now();
-        let records: Vec<JobRecord> = jobs
-            .iter_mut()
-            .map(|job| new_record(job, manifests.companions.clone(), now))
-            .collect();
+        let records = self.new_records(&mut jobs, &manifests.companions)?;
         {
             let store = self.store();
             for record in &records {
@@ -243,12 +241,14 @@ impl Supervisor {
         }
         let claims = self.bind_claims(volumes, namespace, &records)?;
         let quotas = self.apply_quotas(std::mem::take(&mut manifests.quotas))?;
+        let objects = self.apply_companions(objects)?;
         {
             let mut store = self.store();
             for record in &records {
                 let replaced = store.insert_job(record)?;
                 if let Some(old) = replaced.uid {
                     let _ = std::fs::remove_dir_all(store.logs_dir(&old));
+                    let _ = std::fs::remove_dir_all(store.pods_dir(&old));
                 }
             }
         }
@@ -261,6 +261,8 @@ impl Supervisor {
         Ok(Submitted {
             quotas,
             claims,
+            config_maps: objects.config_maps,
+            secrets: objects.secrets,
             jobs: views,
         })
     }
@@ -522,6 +524,7 @@ impl Supervisor {
             self.metrics.deleted(&record.job);
         }
         let _ = std::fs::remove_dir_all(store.logs_dir(&record.uid));
+        let _ = std::fs::remove_dir_all(store.pods_dir(&record.uid));
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
 
-use crate::supervisor::{ClaimBound, QuotaApplied};
+use crate::supervisor::{ClaimBound, ObjectApplied, QuotaApplied};
 
 /// What a submission recorded, as the API answers it.
 #[derive(Debug, Clone, Serialize)]
@@ -15,6 +15,11 @@ pub struct Submitted {
     pub quotas: Vec<QuotaApplied>,
     /// The claims bound (`volume`), with the directory each was bound to before.
     pub claims: Vec<ClaimBound>,
+    /// The ConfigMaps applied, in file order: names, never data.
+    #[serde(rename = "configMaps")]
+    pub config_maps: Vec<ObjectApplied>,
+    /// The Secrets applied, in file order: names, never data.
+    pub secrets: Vec<ObjectApplied>,
     /// The jobs recorded and queued, in file order.
     pub jobs: Vec<JobView>,
 }

@@ -14,6 +14,7 @@ use std::fmt;
 use std::path::Path;
 
 use k8s_openapi::api::core::v1::{ConfigMap, ResourceQuota, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -90,6 +91,34 @@ pub enum Companion {
     ConfigMap(ConfigMap),
     /// A Secret.
     Secret(Secret),
+}
+
+impl Companion {
+    /// The object's metadata.
+    #[must_use]
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Companion::ConfigMap(map) => &map.metadata,
+            Companion::Secret(secret) => &secret.metadata,
+        }
+    }
+
+    /// The object's metadata, to change.
+    pub fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Companion::ConfigMap(map) => &mut map.metadata,
+            Companion::Secret(secret) => &mut secret.metadata,
+        }
+    }
+
+    /// Its resource as kubectl names it: `configmap` or `secret`.
+    #[must_use]
+    pub fn resource(&self) -> &'static str {
+        match self {
+            Companion::ConfigMap(_) => "configmap",
+            Companion::Secret(_) => "secret",
+        }
+    }
 }
 
 /// A job read from a manifest: defaulted, validated, and the file it came from.
@@ -197,7 +226,9 @@ pub fn load_bytes(source: &str, bytes: &[u8]) -> Manifests {
 /// Parses manifest text; `source` names it in diagnostics.
 #[must_use]
 pub fn load_str(source: &str, text: &str) -> Manifests {
-    let values = match serde_saphyr::from_multiple::<Value>(text) {
+    // Kubernetes reads manifests as YAML 1.1, where `0644` (a `defaultMode`) is octal.
+    let options = serde_saphyr::options! { legacy_octal_numbers: true };
+    let values = match serde_saphyr::from_multiple_with_options::<Value>(text, options) {
         Ok(values) => values,
         Err(error) => {
             let position = error.location().map_or(Position::START, |l| Position {

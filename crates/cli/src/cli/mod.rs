@@ -218,6 +218,10 @@ A job of the same namespace, kind and name that has finished is replaced; one th
 conflict (exit 1). Follow a submitted job with `trainctl get`, `trainctl logs -f` and
 `trainctl wait`.
 
+The server keeps the ConfigMaps, Secrets and ResourceQuotas it is given, alone or with jobs
+(`configmap/NAME created`, or `configured`): a job submitted later reads the ConfigMaps and
+Secrets it references from its own file, else from those the server keeps, as they are then.
+
 With --kube, the jobs are created (defaulted, as `validate -o yaml` prints them) in -n, else the
 context's namespace; the manifest's ConfigMaps and Secrets are applied first (server-side
 apply). A job that exists already is an error (exit 1), as with `kubectl create`.
@@ -225,6 +229,7 @@ apply). A job that exists already is an error (exit 1), as with `kubectl create`
 Examples:
   trainctl submit -f job.yaml
   trainctl submit -f job.yaml -n team-a          in namespace team-a
+  trainctl submit -f configmap.yaml              then jobs that mount it or read its keys
   trainctl submit -f job.yaml --volume training-data-pvc=/srv/datasets/mnist
   cat job.yaml | trainctl submit -f -            read standard input
   trainctl --kube submit -f job.yaml             in the kubeconfig's cluster

@@ -26,17 +26,12 @@ pub struct Checked {
 }
 
 /// Reads and checks the manifest as `validate` does, reporting every problem on stderr;
-/// `Err(exit code 2)` when it is invalid or holds neither a job nor a `ResourceQuota`.
+/// `Err(exit code 2)` when it is invalid. A valid manifest holds an object (a file without one
+/// is invalid): jobs, `ResourceQuota`s, ConfigMaps or Secrets, each of which may come alone.
 pub fn check(args: &SubmitArgs) -> Result<Checked, ExitCode> {
     let source = args.file.display().to_string();
     let (bytes, mut manifests) = read(&args.file, &source);
     diagnostics::report(&manifests)?;
-    if manifests.jobs.is_empty() && manifests.quotas.is_empty() {
-        eprintln!(
-            "{source}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob, or a v1 ResourceQuota)"
-        );
-        return Err(ExitCode::from(EXIT_INVALID));
-    }
     if let Some(namespace) = &args.namespace {
         for loaded in &mut manifests.jobs {
             diagnostics::set_namespace(loaded, namespace)?;
@@ -86,6 +81,12 @@ pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
             for applied in submitted.quotas {
                 let name = applied.quota.metadata.name.unwrap_or_default();
                 println!("resourcequota/{name} {}", applied.action);
+            }
+            for applied in submitted.config_maps {
+                println!("configmap/{} {}", applied.name, applied.action);
+            }
+            for applied in submitted.secrets {
+                println!("secret/{} {}", applied.name, applied.action);
             }
             for job in submitted.jobs {
                 println!("{} submitted ({})", job.resource(), job.state);
@@ -179,28 +180,16 @@ pub async fn in_cluster(
 }
 
 fn companion_namespace(companion: &Companion) -> Option<&str> {
-    match companion {
-        Companion::ConfigMap(map) => map.metadata.namespace.as_deref(),
-        Companion::Secret(secret) => secret.metadata.namespace.as_deref(),
-    }
+    companion.metadata().namespace.as_deref()
 }
 
 /// `configmap/NAME`.
 fn companion_name(companion: &Companion) -> String {
-    match companion {
-        Companion::ConfigMap(map) => {
-            format!(
-                "configmap/{}",
-                map.metadata.name.as_deref().unwrap_or_default()
-            )
-        }
-        Companion::Secret(secret) => {
-            format!(
-                "secret/{}",
-                secret.metadata.name.as_deref().unwrap_or_default()
-            )
-        }
-    }
+    format!(
+        "{}/{}",
+        companion.resource(),
+        companion.metadata().name.as_deref().unwrap_or_default()
+    )
 }
 
 /// The manifest's bytes, sent as they are, and what the loader makes of them. A file that

@@ -124,7 +124,7 @@ spec:
     );
     let run = scratch.run(&manifest, &["-o", "json"]);
     assert_eq!(run.code, Some(1), "{run}");
-    let message = "cannot run on this machine: worker-0: replica nocm-worker-0: env GREETING: ConfigMap `settings` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`";
+    let message = "cannot run on this machine: worker-0: replica nocm-worker-0: env GREETING: ConfigMap `settings` was not submitted with the job; give it in the same file or submit it to `trainctl server` first, or mark the reference `optional: true`";
     assert_eq!(
         conditions(&run.json()),
         expect_conditions(&[

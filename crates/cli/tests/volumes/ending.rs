@@ -106,11 +106,10 @@ fn killed_trainctl_leaves_no_process_or_mount(user: &User) {
 
 scenario!(killed_trainctl_leaves_no_process_or_mount);
 
-/// After a `SIGKILL` of `trainctl`, the replicas' own directories (the ConfigMap's and Secret's
-/// files, the emptyDirs) are left under `pods/<uid>`, and deleting the job leaves them too.
+/// After a `SIGKILL` of `trainctl`, the watchdog removes the replicas' own directories (the
+/// ConfigMap's and Secret's files, the emptyDirs) under `pods/<uid>` once it has stopped them;
+/// deleting the job leaves none either.
 #[test]
-#[ignore = "runner/watchdog: nothing removes pods/<uid> after a SIGKILL of trainctl, nor does \
-            `delete`; run with --ignored"]
 fn killed_trainctl_leaves_no_pod_directory() {
     let scratch = Scratch::new("sigkill-pods", &User::invoker());
     let (running, _) = start(&scratch);

@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::manifest::Companion;
 
+use super::references::CompanionKind;
 use super::resources::NodeCapacity;
 use trainctl_api::expansion::{MAX_EXPANDED, TooLarge, expand};
 use trainctl_api::quantity::{self, InvalidQuantity};
@@ -35,31 +36,13 @@ pub struct EnvContext<'a> {
     pub companions: &'a [Companion],
 }
 
-/// Which kind of companion an env var reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CompanionKind {
-    /// A ConfigMap.
-    ConfigMap,
-    /// A Secret.
-    Secret,
-}
-
-impl std::fmt::Display for CompanionKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            CompanionKind::ConfigMap => "ConfigMap",
-            CompanionKind::Secret => "Secret",
-        })
-    }
-}
-
 /// Why a replica's env cannot be built. `replica` is the pod's name; `variable` the env var's
 /// name, or `envFrom[i]` for a whole-object import.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvError {
     /// A non-optional reference names an object not submitted with the job.
     #[error(
-        "replica {replica}: env {variable}: {kind} `{name}` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+        "replica {replica}: env {variable}: {kind} `{name}` was not submitted with the job; give it in the same file or submit it to `trainctl server` first, or mark the reference `optional: true`"
     )]
     MissingObject {
         /// The replica.

@@ -9,12 +9,19 @@
 //! - [`resources`]: resource quantities, what a replica needs, and this machine's capacity;
 //! - [`admission`]: gang admission on that capacity, with disjoint GPU sets, on top of
 //!   [`resources`];
-//! - [`ports`]: one free loopback port per replica slot, the local stand-in for a Service.
+//! - [`ports`]: one free loopback port per replica slot, the local stand-in for a Service;
+//! - [`volumes`]: what backs each volume a replica mounts (claims' directories, ConfigMap and
+//!   Secret files, emptyDirs, host paths), and making it on disk before the replica starts;
+//! - [`references`]: which ConfigMaps and Secrets a job's pods reference (what [`env`](mod@env)
+//!   and [`volumes`] resolve), for a server to record with the job those it knows.
 //!
-//! Imports go one way: [`env`](mod@env) and [`admission`] use [`resources`], which uses neither.
+//! Imports go one way: [`env`](mod@env) and [`admission`] use [`resources`], which uses neither;
+//! [`env`](mod@env) uses [`references`] (the kind of object a reference names), which uses none
+//! of them; [`volumes`] uses none of them.
 
 pub mod admission;
 pub mod env;
 pub mod ports;
+pub mod references;
 pub mod resources;
 pub mod volumes;

@@ -11,11 +11,14 @@
 //! - [`child`]: what starting a process takes and gives, and the children waited for;
 //! - [`marker`]: the job's uid in every replica's environment, and the processes found by it;
 //! - [`identity`]: a process named by its pid and start time, never a recycled pid;
-//! - [`cgroup`]: each start of a replica in a cgroup of its own, where the system offers one.
+//! - [`cgroup`]: each start of a replica in a cgroup of its own, where the system offers one;
+//! - [`mounts`]: a replica's volumes in a mount namespace of its own, through a helper that
+//!   executes the replica's command once they are mounted.
 //!
 //! Imports go one way, down this list: the reaper uses the watchdog and the shim, which use
 //! neither the reaper nor each other; below them, [`child`], [`logs`] and [`marker`] use none of
-//! those three, and [`marker`] uses [`identity`]; [`cgroup`] uses none of them.
+//! those three, and [`marker`] uses [`identity`]; [`cgroup`] uses none of them; the reaper and
+//! the shim use [`mounts`], which uses none of these.
 
 pub mod cgroup;
 pub mod child;

@@ -13,6 +13,9 @@
 //! - `ended PGID`: that group is gone;
 //! - `remove DIR`: a directory to remove (the logs of the run this job replaced), the rest of
 //!   the line: work that can wait for idle CPU, done even if `trainctl` dies;
+//! - `abandoned DIR`: a directory to remove only if `trainctl` dies, once the replicas are
+//!   stopped (the job's ConfigMap, Secret and emptyDir volumes, which `trainctl` removes itself
+//!   when the run ends);
 //! - `done`: `trainctl` stopped everything itself; the watchdog exits. `trainctl` then kills it
 //!   (it may not have read that far) and waits until it is gone ([`Watchdog::dismiss`]): no
 //!   process of the run outlives `trainctl`, the watchdog included, however little CPU
@@ -65,11 +68,16 @@ pub fn run(input: impl BufRead) -> io::Result<()> {
     }
     let mut job_uid: Option<String> = None;
     let mut groups: BTreeMap<i32, Duration> = BTreeMap::new();
+    let mut abandoned: Vec<String> = Vec::new();
     for line in input.lines() {
         let line = line?;
         if let Some(dir) = line.strip_prefix("remove ") {
             // Gone already, or never made: nothing to do.
             let _ = std::fs::remove_dir_all(dir);
+            continue;
+        }
+        if let Some(dir) = line.strip_prefix("abandoned ") {
+            abandoned.push(dir.to_owned());
             continue;
         }
         let mut words = line.split_whitespace();
@@ -90,6 +98,9 @@ pub fn run(input: impl BufRead) -> io::Result<()> {
         }
     }
     stop_everything(job_uid.as_deref(), &groups);
+    for dir in abandoned {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     Ok(())
 }
 
@@ -217,6 +228,16 @@ impl Watchdog {
         }
         self.removing.push(PathBuf::from(dir));
         true
+    }
+
+    /// Hands the watchdog a directory to remove should trainctl die, once it has stopped the
+    /// replicas (their volumes' files); the run removes it itself when it ends. Nothing when the
+    /// path is not one line of UTF-8.
+    pub fn remove_if_abandoned(&mut self, dir: &Path) {
+        if let Some(dir) = dir.to_str().filter(|dir| !dir.contains('\n')) {
+            self.say(&format!("abandoned {dir}"));
+            self.flush();
+        }
     }
 
     /// Tells the watchdog that every replica was stopped; it exits.

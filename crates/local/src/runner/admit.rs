@@ -23,6 +23,7 @@ use crate::kubelet::admission::{
 };
 use crate::kubelet::ports::PortReservation;
 use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
+use crate::kubelet::volumes::Backing;
 use crate::store::{Store, StoreError};
 
 /// What an admitted job holds while it runs, as the store keeps it.
@@ -236,6 +237,19 @@ impl Runner<'_> {
     /// Says once, on the terminal and as an event, what is mounted in place of a volume this
     /// machine does not offer.
     fn say_volume_warnings(&mut self, prepared: &BTreeMap<ReplicaSlot, PreparedReplica>) {
+        // Where each claim's files are, once: that is where the job's outputs will be.
+        let claims: BTreeSet<(&str, &std::path::Path)> = prepared
+            .values()
+            .flat_map(|replica| &replica.volumes.backings)
+            .filter_map(|(_, backing)| match backing {
+                Backing::Claim { claim, path } => Some((claim.as_str(), path.as_path())),
+                _ => None,
+            })
+            .collect();
+        for (claim, path) in claims {
+            self.console
+                .say(&format!("claim {claim}: {}", path.display()));
+        }
         let mut said = BTreeSet::new();
         for warning in prepared
             .values()

@@ -177,6 +177,7 @@ pub async fn run(
     })?;
     let record = new_record(&mut job, companions.to_vec(), Timestamp::now());
     watchdog.guard(&record.uid);
+    watchdog.remove_if_abandoned(&store.pods_dir(&record.uid));
     let replaced = store.insert_job(&record)?;
     if let Some(old) = replaced.uid {
         // The replaced run's logs go with its record; the watchdog removes them off this path.

@@ -85,5 +85,6 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
     kill_marked(&record.uid);
     store.delete_job(&record.uid)?;
     let _ = std::fs::remove_dir_all(store.logs_dir(&record.uid));
+    let _ = std::fs::remove_dir_all(store.pods_dir(&record.uid));
     Ok(running.len())
 }

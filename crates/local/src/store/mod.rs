@@ -1,5 +1,6 @@
 //! The state database of the local runtime: jobs and their status, replicas, events, and the
-//! resources each running job holds (docs/architecture.md §4.1).
+//! resources each running job holds (docs/architecture.md §4.1); for a server, the quotas,
+//! ConfigMaps and Secrets it was given, and the claims' bindings.
 //!
 //! One `SQLite` file, `<state dir>/trainctl.db`, in WAL mode, shared by every trainctl process on
 //! the machine: `trainctl run` records its job there so that `get` and `logs` still show it after
@@ -15,6 +16,7 @@
 mod changes;
 mod claims;
 mod codec;
+mod config_objects;
 mod error;
 mod events;
 mod holds;
@@ -38,6 +40,7 @@ use rusqlite::config::DbConfig;
 
 pub use changes::{JobChanges, JobUpdate};
 pub use claims::ClaimBinding;
+pub use config_objects::ConfigObjectRecord;
 pub use error::StoreError;
 pub use jobs::Replaced;
 pub use quotas::QuotaRecord;

@@ -163,7 +163,8 @@ pub const MIGRATIONS: &[&str] = &[
     ) STRICT, WITHOUT ROWID;
     ",
     // 7: the claims bound to a directory of the user's (`--volume CLAIM=PATH`); a claim bound
-    // to none has its directory in the state directory.
+    // to none has its directory in the state directory. The ConfigMaps and Secrets the server
+    // was given (JSON), for the jobs submitted after them.
     "
     CREATE TABLE claim_bindings (
         namespace   TEXT NOT NULL,
@@ -172,6 +173,15 @@ pub const MIGRATIONS: &[&str] = &[
         path        BLOB NOT NULL,
         bound_at    TEXT NOT NULL,
         PRIMARY KEY (namespace, name)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE config_objects (
+        kind        TEXT NOT NULL CHECK (kind = 'ConfigMap' OR kind = 'Secret'),
+        namespace   TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        document    TEXT NOT NULL,
+        PRIMARY KEY (kind, namespace, name)
     ) STRICT, WITHOUT ROWID;
     ",
 ];

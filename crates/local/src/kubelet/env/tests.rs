@@ -360,7 +360,7 @@ fn missing_config_map_is_an_error_unless_optional() {
     let error = resolve(&with_env(vec![config_map_key("LR", "absent", "lr", None)])).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "replica mnist-worker-0: env LR: ConfigMap `absent` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+        "replica mnist-worker-0: env LR: ConfigMap `absent` was not submitted with the job; give it in the same file or submit it to `trainctl server` first, or mark the reference `optional: true`"
     );
     let optional = with_env(vec![
         config_map_key("LR", "absent", "lr", Some(true)),
@@ -439,7 +439,7 @@ fn missing_env_from_object_names_the_import() {
     };
     assert_eq!(
         resolve(&container).unwrap_err().to_string(),
-        "replica mnist-worker-0: env envFrom[0]: Secret `absent` was not submitted with the job; pass its manifest too, or mark the reference `optional: true`"
+        "replica mnist-worker-0: env envFrom[0]: Secret `absent` was not submitted with the job; give it in the same file or submit it to `trainctl server` first, or mark the reference `optional: true`"
     );
 }
 

@@ -182,7 +182,7 @@ fn missing(
         return Ok(None);
     }
     Err(format!(
-        "MountVolume.SetUp failed for volume \"{volume}\" : {kind} \"{name}\" not found (give it in the same file as the job, or mark the volume `optional: true`)"
+        "MountVolume.SetUp failed for volume \"{volume}\" : {kind} \"{name}\" not found; give it in the same file as the job or submit it to `trainctl server` first, or mark the volume `optional: true`"
     ))
 }
 

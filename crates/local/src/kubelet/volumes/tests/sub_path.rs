@@ -1,0 +1,145 @@
+//! A mount's `subPath` and `subPathExpr`: a directory of the volume (made when missing) or one
+//! of its files, expanded from the env, never out of the volume.
+
+use super::*;
+
+#[test]
+fn a_sub_path_mounts_a_directory_of_the_volume_made_when_missing() {
+    let plan = planned(
+        json!([
+            {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}},
+            {"name": "scratch", "emptyDir": {}},
+        ]),
+        json!([
+            {"name": "data", "mountPath": "/data", "subPath": "run/1"},
+            {"name": "scratch", "mountPath": "/scratch", "subPath": "a"},
+        ]),
+    )
+    .expect("plans");
+    let claim = PathBuf::from("/state/volumes/team/shared");
+    let scratch = PathBuf::from(REPLICA).join("scratch");
+    assert_eq!(
+        plan.mounts,
+        vec![
+            bind("/data", claim.join("run/1"), false),
+            bind("/scratch", scratch.join("a"), false),
+        ]
+    );
+    assert_eq!(plan.dirs, vec![claim.clone(), scratch.clone()]);
+    assert_eq!(plan.sub_paths, vec![claim.join("run/1"), scratch.join("a")]);
+}
+
+#[test]
+fn a_sub_path_of_a_config_map_is_one_of_its_files_not_made() {
+    let plan = planned(
+        json!([{"name": "config", "configMap": {"name": "settings"}}]),
+        json!([{"name": "config", "mountPath": "/app/config.yaml", "subPath": "config.yaml"}]),
+    )
+    .expect("plans");
+    let file = PathBuf::from(REPLICA).join("config/config.yaml");
+    assert_eq!(plan.mounts, vec![bind("/app/config.yaml", &file, true)]);
+    assert!(
+        plan.dirs.is_empty() && plan.sub_paths.is_empty(),
+        "{plan:?}"
+    );
+}
+
+#[test]
+fn a_sub_path_that_exists_as_a_file_is_mounted_as_it_is() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let claims = temp.path().join("volumes");
+    let claim = claims.join("team/shared");
+    std::fs::create_dir_all(&claim).expect("mkdir");
+    std::fs::write(claim.join("settings.json"), "{}").expect("write");
+    let replica = temp.path().join("pods/uid/worker-0");
+    let context = VolumeContext {
+        namespace: "team",
+        companions: &[],
+        claims: &(),
+        dirs: VolumeDirs {
+            claims: &claims,
+            replica: &replica,
+        },
+    };
+    let plan = plan(
+        &pod(json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}])),
+        &container(json!([
+            {"name": "data", "mountPath": "/app/settings.json", "subPath": "settings.json"},
+            {"name": "data", "mountPath": "/out", "subPath": "out"},
+        ])),
+        &[],
+        &context,
+    )
+    .expect("plans");
+    plan.materialize()
+        .expect("a file in a claim can be a subPath");
+    assert_eq!(
+        std::fs::read_to_string(claim.join("settings.json")).expect("kept"),
+        "{}"
+    );
+    assert!(claim.join("out").is_dir());
+}
+
+#[test]
+fn a_sub_path_expr_is_expanded_from_the_env() {
+    let plan = plan_with(
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}]),
+        json!([
+            {"name": "data", "mountPath": "/logs", "subPathExpr": "logs/$(POD_NAME)"},
+            {"name": "data", "mountPath": "/kept", "subPathExpr": "$(UNDEFINED)/x"},
+        ]),
+        &[("POD_NAME", "first"), ("POD_NAME", "job-worker-0")],
+        &companions(),
+        &(),
+    )
+    .expect("plans");
+    let claim = PathBuf::from("/state/volumes/team/shared");
+    assert_eq!(
+        plan.mounts,
+        vec![
+            bind("/logs", claim.join("logs/job-worker-0"), false),
+            // As the kubelet: an undefined reference is kept as written.
+            bind("/kept", claim.join("$(UNDEFINED)/x"), false),
+        ]
+    );
+    // `subPath` wins over `subPathExpr` (the API server refuses both; the first is kept).
+    let both = plan_with(
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}]),
+        json!([{"name": "data", "mountPath": "/d", "subPath": "plain", "subPathExpr": "$(X)"}]),
+        &[("X", "expr")],
+        &companions(),
+        &(),
+    )
+    .expect("plans");
+    assert_eq!(both.mounts, vec![bind("/d", claim.join("plain"), false)]);
+}
+
+#[test]
+fn a_sub_path_out_of_the_volume_is_refused() {
+    let volumes = json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}]);
+    for sub_path in ["..", "../other", "a/../../b", "/etc"] {
+        let error = planned(
+            volumes.clone(),
+            json!([{"name": "data", "mountPath": "/data", "subPath": sub_path}]),
+        )
+        .expect_err(sub_path);
+        assert_eq!(
+            error,
+            format!(
+                "volumeMounts `data`: subPath `{sub_path}` must be a relative path inside the volume"
+            )
+        );
+    }
+    let error = plan_with(
+        volumes,
+        json!([{"name": "data", "mountPath": "/data", "subPathExpr": "$(DIR)/x"}]),
+        &[("DIR", "..")],
+        &companions(),
+        &(),
+    )
+    .expect_err("an expansion out of the volume");
+    assert_eq!(
+        error,
+        "volumeMounts `data`: subPath `../x` must be a relative path inside the volume"
+    );
+}
