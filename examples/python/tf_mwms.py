@@ -24,6 +24,7 @@ Environment:
   JOB_NAME            the job's name (the manifest sets it from the job-name label)
   BACKUP_DIR          BackupAndRestore directory; default <tmp>/trainctl-examples/<JOB_NAME>-backup
   EPOCHS              number of epochs (default 15)
+  TRAINCTL_TENSORBOARD_DIR  where the chief writes its TensorBoard event files (trainctl sets it)
   TF_USE_LEGACY_KERAS must be 1 (tf-keras / Keras 2; Keras 3's fit fails under MWMS)
 """
 
@@ -121,12 +122,22 @@ def main():
                 % (epoch + 1, EPOCHS, logs.get("loss", float("nan")), logs.get("accuracy", float("nan")), time.monotonic() - self.t0)
             )
 
+    callbacks = [tf.keras.callbacks.BackupAndRestore(backup_dir=backup_dir), Progress()]
+    # The training curves, where trainctl reads them (`get -o wide`, `describe`): the chief's, in
+    # the job's TensorBoard directory; under MWMS every replica writes summaries, so the others
+    # write theirs to a directory of their own.
+    tensorboard_dir = os.environ.get("TRAINCTL_TENSORBOARD_DIR")
+    if tensorboard_dir:
+        if not is_chief:
+            tensorboard_dir = tempfile.mkdtemp(prefix="tb-%s-" % me)
+        callbacks.append(tf.keras.callbacks.TensorBoard(log_dir=tensorboard_dir, update_freq="epoch"))
+
     model.fit(
         ds,
         epochs=EPOCHS,
         steps_per_epoch=steps_per_epoch,
         verbose=0,
-        callbacks=[tf.keras.callbacks.BackupAndRestore(backup_dir=backup_dir), Progress()],
+        callbacks=callbacks,
     )
 
     # Local forward pass with this replica's (identical) copy of the weights: no collective needed.

@@ -66,6 +66,16 @@ fn mwms_example_succeeds() {
             "{replica} trained all 15 epochs:\n{run}"
         );
     }
+    // The chief's curves, in TRAINCTL_TENSORBOARD_DIR: the last epoch's loss, as its log says.
+    let last_loss = replica_lines(&run.stderr, "chief-0")
+        .find_map(|text| text.strip_prefix("epoch 15/15 loss=")?.split(' ').next())
+        .expect("the chief's last epoch")
+        .to_owned();
+    assert_eq!(
+        sandbox.progress("digits-mwms"),
+        format!("step 14 epoch_loss={last_loss}"),
+        "{run}"
+    );
     sandbox.assert_no_process_left();
 }
 
@@ -143,6 +153,15 @@ fn volumes_example_keeps_its_outputs_in_claims() {
     assert!(
         chief_log.lines().any(|line| line.starts_with("epoch 8/8 ")),
         "{chief_log}"
+    );
+    // The curves in the logs claim (in the job's own directory there): the last epoch's loss.
+    let last_loss = chief_log
+        .lines()
+        .find_map(|line| line.strip_prefix("epoch 8/8 loss=")?.split(' ').next())
+        .expect("the chief's last epoch");
+    assert_eq!(
+        sandbox.progress("digits-volumes"),
+        format!("step 7 epoch_loss={last_loss}")
     );
     let claims = sandbox.dir.join("state/volumes/default");
     assert!(
@@ -409,6 +428,28 @@ impl Sandbox {
             "trainctl logs {job} --replica {replica}:\n{run}"
         );
         run.stdout
+    }
+
+    /// The PROGRESS column of `trainctl get JOB -o wide`.
+    fn progress(&self, job: &str) -> String {
+        let output = self
+            .command(&["get", job, "-o", "wide"])
+            .output()
+            .expect("trainctl get runs");
+        let table = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "trainctl get {job} -o wide:\n{table}"
+        );
+        let mut lines = table.lines();
+        let header = lines.next().expect("a header");
+        let column = header.find("PROGRESS").expect("a PROGRESS column");
+        lines
+            .next()
+            .and_then(|row| row.get(column..))
+            .expect("the job's row")
+            .trim()
+            .to_owned()
     }
 
     /// This test's live processes (trainctl, the replicas' keepers, the replicas).

@@ -10,6 +10,7 @@ mod common;
 
 use std::path::Path;
 
+use common::manifest::{Replicas, tfjob_in};
 use common::server::{Server, state};
 use common::{Run, trainctl};
 use serde_json::Value;
@@ -18,40 +19,26 @@ use serde_json::Value;
 const SECRET: &str = "s3cr3t-value";
 const SECRET_BASE64: &str = "czNjcjN0LXZhbHVl";
 
-/// A TFJob `name` of `namespace` whose one worker runs `sh -c script`, without restarts; `pod`
-/// is added to its container (`volumeMounts`, `env`), `volumes` to its pod spec.
-fn job(namespace: &str, name: &str, script: &str, container: &str, volumes: &str) -> String {
-    format!(
-        "apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: {name}
-  namespace: {namespace}
-spec:
-  tfReplicaSpecs:
-    Worker:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          containers:
-          - name: tensorflow
-            image: busybox
-            command: [sh, -c, '{script}']
-{container}{volumes}"
+/// A TFJob `name` of `namespace` whose one worker runs `sh -c script` with the container env
+/// `env` (YAML flow mappings), without restarts.
+fn job(namespace: &str, name: &str, script: &str, env: &[&str]) -> String {
+    tfjob_in(
+        namespace,
+        name,
+        "",
+        &[Replicas::workers(1, script).env(env)],
     )
 }
 
 /// A job that mounts the ConfigMap `config_map` at `/etc/config` and prints its key `a`.
 fn reader(name: &str, config_map: &str) -> String {
-    job(
+    let volume = format!("{{name: c, configMap: {{name: {config_map}}}}}");
+    tfjob_in(
         "default",
         name,
-        "cat /etc/config/a",
-        "            volumeMounts:\n            - {name: c, mountPath: /etc/config}\n",
-        &format!(
-            "          volumes:\n          - name: c\n            configMap: {{name: {config_map}}}\n"
-        ),
+        "",
+        &[Replicas::workers(1, "cat /etc/config/a")
+            .with(&[&volume], &["{name: c, mountPath: /etc/config}"])],
     )
 }
 
@@ -226,9 +213,9 @@ fn a_config_map_is_kept_in_its_namespace() {
         "{}",
         applied.stderr
     );
-    let env = "            env:\n            - name: A\n              valueFrom: {configMapKeyRef: {name: settings, key: a}}\n";
+    let env = "{name: A, valueFrom: {configMapKeyRef: {name: settings, key: a}}}";
     for namespace in ["team-a", "default"] {
-        let text = job(namespace, "env", "echo a=$A", env, "");
+        let text = job(namespace, "env", "echo a=$A", &[env]);
         submit(&server, files.path(), "job.yaml", &text, &[]);
     }
     let view = finished(&server, "team-a", "env");
@@ -292,12 +279,12 @@ fn a_secret_submitted_alone_is_read_by_secret_key_ref_and_never_answered() {
         applied.stderr
     );
 
-    let env = "            env:\n            - name: TOKEN\n              valueFrom: {secretKeyRef: {name: token, key: token}}\n";
+    let env = "{name: TOKEN, valueFrom: {secretKeyRef: {name: token, key: token}}}";
     let submitted = submit(
         &server,
         files.path(),
         "job.yaml",
-        &job("default", "secretive", "echo token=$TOKEN", env, ""),
+        &job("default", "secretive", "echo token=$TOKEN", &[env]),
         &[],
     );
     assert_eq!(submitted.code, Some(0), "{}", submitted.stderr);

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::manifest::{Replicas, tfjob};
 use common::server::{Server, state};
 use common::{Run, trainctl};
 use tempfile::TempDir;
@@ -24,29 +25,12 @@ const SOON: Duration = Duration::from_secs(30);
 /// A TFJob `name` whose one worker mounts the claim `claim` at `mount_path` and runs
 /// `sh -c script`, without restarts.
 fn job(name: &str, claim: &str, mount_path: &str, script: &str) -> String {
-    format!(
-        "apiVersion: kubeflow.org/v1
-kind: TFJob
-metadata:
-  name: {name}
-spec:
-  tfReplicaSpecs:
-    Worker:
-      replicas: 1
-      restartPolicy: Never
-      template:
-        spec:
-          terminationGracePeriodSeconds: 1
-          containers:
-          - name: tensorflow
-            image: tensorflow/tensorflow:2.16.1
-            command: [sh, -c, '{script}']
-            volumeMounts:
-            - {{name: data, mountPath: {mount_path}}}
-          volumes:
-          - name: data
-            persistentVolumeClaim: {{claimName: {claim}}}
-"
+    let volume = format!("{{name: data, persistentVolumeClaim: {{claimName: {claim}}}}}");
+    let mount = format!("{{name: data, mountPath: {mount_path}}}");
+    tfjob(
+        name,
+        "",
+        &[Replicas::workers(1, script).with(&[&volume], &[&mount])],
     )
 }
 
@@ -63,6 +47,27 @@ fn holder(name: &str, claim: &str) -> String {
         claim,
         "/data",
         "echo up > /data/up; while [ ! -e /data/release ]; do sleep 0.05; done",
+    )
+}
+
+/// The error of a `run` or `submit` that would bind the claim `data`, which `tfjob/holder`
+/// mounts from `was` and has not finished, to `to`.
+fn in_use(to: &Path, was: &Path) -> String {
+    format!(
+        "error: claim default/data is used by tfjob/holder (Running), which has not finished: \
+         binding it to {} would change the directory the job sees ({}); wait until the job has \
+         finished, or delete the job first\n",
+        to.display(),
+        was.display()
+    )
+}
+
+/// The line that says the claim `data`, bound to `was`, is now bound to `to`.
+fn rebound_to(to: &Path, was: &Path) -> String {
+    format!(
+        "claim default/data: bound to {} (was {})",
+        to.display(),
+        was.display()
     )
 }
 
@@ -320,16 +325,7 @@ fn a_claim_a_running_job_mounts_is_neither_rebound_nor_deleted() {
     let rebind = format!("data={}", second.display());
     let refused = scratch.trainctl(&["run", "-q", "-f", &other, "--volume", &rebind]);
     assert_eq!(refused.code, Some(1), "{}", refused.stderr);
-    assert_eq!(
-        refused.stderr,
-        format!(
-            "error: claim default/data is used by tfjob/holder (Running), which has not \
-             finished: binding it to {} would change the directory the job sees ({}); wait \
-             until the job has finished, or delete the job first\n",
-            second.display(),
-            first.display()
-        )
-    );
+    assert_eq!(refused.stderr, in_use(&second, &first));
     assert!(!second.join("x").exists(), "the refused job did not run");
     let delete = scratch.trainctl(&["volumes", "delete", "data"]);
     assert_eq!(
@@ -350,12 +346,10 @@ fn a_claim_a_running_job_mounts_is_neither_rebound_nor_deleted() {
     let rebound = scratch.trainctl(&["run", "-q", "-f", &other, "--volume", &rebind]);
     assert_eq!(rebound.code, Some(0), "{}", rebound.stderr);
     assert!(
-        rebound.stderr.lines().any(|line| line
-            == format!(
-                "claim default/data: bound to {} (was {})",
-                second.display(),
-                first.display()
-            )),
+        rebound
+            .stderr
+            .lines()
+            .any(|line| line == rebound_to(&second, &first)),
         "{}",
         rebound.stderr
     );
@@ -425,30 +419,14 @@ fn submit_and_server_bind_claims_for_the_servers_jobs() {
     let rebind = format!("data={}", second.display());
     let refused = submit(&writing, &["--volume", &rebind]);
     assert_eq!(refused.code, Some(1), "{}", refused.stderr);
-    assert_eq!(
-        refused.stderr,
-        format!(
-            "error: claim default/data is used by tfjob/holder (Running), which has not \
-             finished: binding it to {} would change the directory the job sees ({}); wait \
-             until the job has finished, or delete the job first\n",
-            second.display(),
-            first.display()
-        )
-    );
+    assert_eq!(refused.stderr, in_use(&second, &first));
     assert_eq!(server.job("writer").0, 404, "nothing is recorded");
 
     std::fs::write(first.join("release"), "").expect("release the holder");
     server.wait_for("holder", "Succeeded", |view| state(view) == "Succeeded");
     let rebound = submit(&writing, &["--volume", &rebind]);
     assert_eq!(rebound.code, Some(0), "{}", rebound.stderr);
-    assert_eq!(
-        rebound.stderr,
-        format!(
-            "claim default/data: bound to {} (was {})\n",
-            second.display(),
-            first.display()
-        )
-    );
+    assert_eq!(rebound.stderr, format!("{}\n", rebound_to(&second, &first)));
     server.wait_for("writer", "Succeeded", |view| state(view) == "Succeeded");
     assert_eq!(
         std::fs::read_to_string(second.join("x")).expect("the job's file"),

@@ -249,6 +249,7 @@ impl Supervisor {
                 if let Some(old) = replaced.uid {
                     let _ = std::fs::remove_dir_all(store.logs_dir(&old));
                     let _ = std::fs::remove_dir_all(store.pods_dir(&old));
+                    let _ = std::fs::remove_dir_all(store.tensorboard_dir(&old));
                 }
             }
         }
@@ -525,6 +526,7 @@ impl Supervisor {
         }
         let _ = std::fs::remove_dir_all(store.logs_dir(&record.uid));
         let _ = std::fs::remove_dir_all(store.pods_dir(&record.uid));
+        let _ = std::fs::remove_dir_all(store.tensorboard_dir(&record.uid));
         Ok(())
     }
 

@@ -198,6 +198,11 @@ if this machine can never fit it. The job and its logs stay in the state directo
 `trainctl get` and `trainctl logs`. With --on-finish or --webhook, a job that succeeds or fails
 is announced in one JSON document (the job, its state and message, the failed replicas' last
 log lines), and `run` waits for that before it exits (README, \"Notifications\").
+Volumes are mounted where the manifest says, in a mount namespace per replica: claims are
+directories that outlive the job (`trainctl volumes`), ConfigMaps and Secrets come from the same
+file (docs/volumes.md). Each replica gets TRAINCTL_TENSORBOARD_DIR, the job's directory for
+TensorBoard event files (`TensorBoard(log_dir=os.environ[\"TRAINCTL_TENSORBOARD_DIR\"])`),
+where trainctl reads the job's training curves.
 
 Examples:
   trainctl run -f examples/tfjob-mwms.yaml

@@ -37,7 +37,10 @@ pub fn run(args: &JobsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
         let replicas = store.replicas(&record.uid)?;
         let events = store.events(&record.uid)?;
         let claims = super::volumes::backings(&store, &record.job)?;
-        let description = Description::local(record.state(), record, &replicas, &events, claims);
+        let progress = super::progress::of(&store, &record)?;
+        let mut description =
+            Description::local(record.state(), record, &replicas, &events, claims);
+        description.progress = progress;
         write!(
             stdout,
             "{separator}{}",
@@ -82,6 +85,7 @@ async fn describe_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::
         placement: Placement::Node,
         events,
         claims: BTreeMap::new(),
+        progress: None,
         job: found.job,
     };
     Ok(description.render(Timestamp::now()))

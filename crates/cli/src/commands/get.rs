@@ -40,7 +40,7 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (records, code) = gather()?;
     let mut stdout = io::stdout().lock();
     let counted = restarts(&store, &records, &printer)?;
-    let items = local_items(&records, &counted)?;
+    let items = local_items(&records, &counted, &progresses(&store, &records, &printer)?)?;
     printer.print(&items, &mut stdout)?;
     if args.watch {
         stdout.flush()?;
@@ -50,7 +50,9 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
             std::thread::sleep(watch::LOCAL_POLL);
             let (records, _) = gather()?;
             let counted = restarts(&store, &records, &printer)?;
-            seen.print_changed(&printer, &local_items(&records, &counted)?, &mut stdout)?;
+            let progressed = progresses(&store, &records, &printer)?;
+            let items = local_items(&records, &counted, &progressed)?;
+            seen.print_changed(&printer, &items, &mut stdout)?;
             stdout.flush()?;
         }
     }
@@ -212,7 +214,11 @@ fn labels(
 }
 
 /// The items to print of this machine's `records`.
-fn local_items<'a>(records: &'a [JobRecord], restarts: &[i64]) -> anyhow::Result<Vec<Item<'a>>> {
+fn local_items<'a>(
+    records: &'a [JobRecord],
+    restarts: &[i64],
+    progresses: &[Option<String>],
+) -> anyhow::Result<Vec<Item<'a>>> {
     records
         .iter()
         .enumerate()
@@ -226,6 +232,7 @@ fn local_items<'a>(records: &'a [JobRecord], restarts: &[i64]) -> anyhow::Result
                     created: Some(record.created_at),
                     job: &record.job,
                     restarts: restarts.get(i).copied(),
+                    progress: progresses.get(i).cloned().flatten(),
                 },
                 &record.job,
             )
@@ -249,6 +256,7 @@ fn cluster_items<'a>(
                     created: job.created(),
                     job: &job.job,
                     restarts: restarts.get(job.uid()).copied(),
+                    progress: None,
                 },
                 &job.shown(),
             )
@@ -267,6 +275,25 @@ fn restarts(store: &Store, records: &[JobRecord], printer: &Printer) -> anyhow::
         .map(|record| {
             let replicas = store.replicas(&record.uid)?;
             Ok(replicas.iter().map(|r| i64::from(r.restarts)).sum())
+        })
+        .collect()
+}
+
+/// Each record's training progress, from its event files, when the printer shows it (with the
+/// restarts).
+fn progresses(
+    store: &Store,
+    records: &[JobRecord],
+    printer: &Printer,
+) -> anyhow::Result<Vec<Option<String>>> {
+    if !printer.shows_restarts() {
+        return Ok(Vec::new());
+    }
+    records
+        .iter()
+        .map(|record| {
+            let progress = super::progress::of(store, record)?;
+            Ok(progress.as_ref().map(crate::view::progress::short))
         })
         .collect()
 }

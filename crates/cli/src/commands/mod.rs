@@ -8,6 +8,7 @@ mod events;
 mod get;
 mod logs;
 mod operator;
+mod progress;
 mod quotas;
 mod render;
 mod replicas;

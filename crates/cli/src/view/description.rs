@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{CleanPodPolicy, ConditionStatus, RunPolicy, TrainingJob};
+use trainctl_events::Progress;
 use trainctl_local::process::logs::log_usage;
 use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState};
 
@@ -42,6 +43,8 @@ pub struct Description {
     pub events: Vec<EventRow>,
     /// What backs each claim its replicas mount, by claim: on this machine only.
     pub claims: BTreeMap<String, ClaimBacking>,
+    /// Its training progress, from its TensorBoard event files: on this machine only.
+    pub progress: Option<Progress>,
 }
 
 /// What locates a replica: the column between RESTARTS and PORT.
@@ -160,6 +163,7 @@ impl Description {
                 record.created_at,
             ),
             claims,
+            progress: None,
             job: record.job,
         }
     }
@@ -201,6 +205,9 @@ impl Description {
             if let Some(started) = started {
                 head.push(("Duration:", duration(completed.duration_since(started))));
             }
+        }
+        if let Some(progress) = &self.progress {
+            head.push(("Progress:", super::progress::long(progress, now)));
         }
         let mut out = String::new();
         fields(&mut out, 0, &head);

@@ -1,6 +1,7 @@
 //! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`, or when the
-//! jobs span several), NAME, STATE, AGE, with `-o wide` REPLICAS, RESTARTS, DURATION and REASON
-//! (why a job waits), and with `--show-labels` LABELS; the same for jobs of this machine and of
+//! jobs span several), NAME, STATE, AGE, with `-o wide` REPLICAS, RESTARTS, DURATION, REASON
+//! (why a job waits) and PROGRESS (the latest step and main scalar of its TensorBoard event
+//! files, this machine's jobs only), and with `--show-labels` LABELS; the same for jobs of this machine and of
 //! a cluster.
 
 use jiff::{SignedDuration, Timestamp};
@@ -25,6 +26,8 @@ pub struct JobRow<'a> {
     pub job: &'a TrainingJob,
     /// Its replicas' restarts, when counted (`-o wide`).
     pub restarts: Option<i64>,
+    /// Its training progress in words (`step 120 loss=0.2310`), when known (`-o wide`).
+    pub progress: Option<String>,
 }
 
 /// Which columns the table has.
@@ -38,7 +41,7 @@ pub struct Columns {
     pub with_kind: bool,
     /// NAMESPACE first.
     pub with_namespace: bool,
-    /// REPLICAS, RESTARTS, DURATION and REASON (`-o wide`).
+    /// REPLICAS, RESTARTS, DURATION, REASON and PROGRESS (`-o wide`).
     pub wide: bool,
     /// LABELS last (`--show-labels`).
     pub labels: bool,
@@ -55,6 +58,7 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
         "RESTARTS",
         "DURATION",
         "REASON",
+        "PROGRESS",
         "LABELS",
     ]);
     for row in rows {
@@ -82,11 +86,12 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
                 .and_then(JobStatus::waiting_reason)
                 .unwrap_or("-")
                 .to_owned(),
+            row.progress.clone().unwrap_or_else(|| "-".to_owned()),
             labels(row.job),
         ]);
     }
     let mut keep = vec![columns.with_namespace, true, true, true];
-    keep.extend([columns.wide; 4]);
+    keep.extend([columns.wide; 5]);
     keep.push(columns.labels);
     table.keep_columns(&keep);
     table

@@ -8,6 +8,7 @@ pub mod events;
 pub mod jobs;
 pub mod jsonpath;
 pub mod prefixed;
+pub mod progress;
 pub mod replicas;
 pub mod top;
 pub mod volumes;

@@ -1,10 +1,12 @@
-//! Helpers shared by the CLI's integration tests: run the real binary, capture everything.
+//! Helpers shared by the CLI's integration tests: run the real binary, capture everything; the
+//! job manifests they run (`manifest`) and a server of their own (`server`).
 
 #![allow(
     dead_code,
     reason = "each test binary uses a different subset of these helpers"
 )]
 
+pub mod manifest;
 pub mod server;
 
 use std::path::{Path, PathBuf};

@@ -324,3 +324,66 @@ spec:
         format!("FROM_TRAINCTL=outer\nOVERRIDDEN=from-the-pod\n{work}\n")
     );
 }
+
+/// Each replica gets `TRAINCTL_TENSORBOARD_DIR`, the job's own directory for its event files
+/// (`<state dir>/tensorboard/<uid>`), made before it starts and kept with the job; a value the
+/// manifest sets is the replica's.
+#[test]
+fn replicas_get_the_jobs_tensorboard_directory_unless_the_manifest_sets_one() {
+    let scratch = Scratch::new("tensorboard-dir");
+    let script = "echo \"$TRAINCTL_TENSORBOARD_DIR\"; test -d \"$TRAINCTL_TENSORBOARD_DIR\" && \
+                  echo made; echo step > \"$TRAINCTL_TENSORBOARD_DIR/$$\"";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob("curves", &[], &[replicas("Worker", 1, "Never", script)]),
+    );
+    let run = scratch.run(&manifest, &["-q", "-o", "json"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    let uid = run.json()["metadata"]["uid"]
+        .as_str()
+        .expect("the job's uid")
+        .to_owned();
+    let dir = scratch.state_dir().join("tensorboard").join(&uid);
+    assert_eq!(
+        replica_log(&scratch, "curves", "worker-0"),
+        format!("{}\nmade\n", dir.display())
+    );
+    let written: Vec<String> = std::fs::read_dir(&dir)
+        .expect("kept after the run")
+        .map(|entry| std::fs::read_to_string(entry.expect("an entry").path()).expect("a file"))
+        .collect();
+    assert_eq!(written, ["step\n"], "what the replica wrote there is kept");
+
+    let own = scratch.path("own");
+    let manifest = scratch.write(
+        "own.yaml",
+        &format!(
+            "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: own-curves
+spec:
+  tfReplicaSpecs:
+    Worker:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.16.1
+            command: [sh, -c, 'echo \"$TRAINCTL_TENSORBOARD_DIR\"']
+            env:
+            - name: TRAINCTL_TENSORBOARD_DIR
+              value: {}
+",
+            own.display()
+        ),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(
+        replica_log(&scratch, "own-curves", "worker-0"),
+        format!("{}\n", own.display())
+    );
+}

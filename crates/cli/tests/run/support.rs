@@ -1,6 +1,7 @@
 //! What the `run` tests share: a scratch directory per test (state dir, manifests, the files
 //! replicas write), the real binary run in it, the process table, and readers for what
-//! `trainctl` prints (the final job, its conditions, the summary table).
+//! `trainctl` prints (the final job, its conditions, the summary table). The volume tests
+//! (`tests/volumes`) share it too, with a scratch directory of theirs built on [`Scratch`].
 //!
 //! Every process a test's `trainctl` starts inherits `TRAINCTL_TEST_MARK=<unique>` from it (a
 //! replica inherits trainctl's environment), which is how a test finds "the processes of its
@@ -8,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -48,6 +49,15 @@ impl Run {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|error| panic!("stdout is not one JSON value ({error}):\n{self}"))
     }
+
+    /// The lines the replica `replica` (`chief-0`) printed, as `run` streams them on stderr.
+    #[allow(
+        dead_code,
+        reason = "the volume tests read these; the run tests read the summary"
+    )]
+    pub fn replica_lines(&self, replica: &str) -> Vec<&str> {
+        lines_after(&self.stderr, &format!("{replica} | "))
+    }
 }
 
 impl std::fmt::Display for Run {
@@ -71,6 +81,12 @@ pub struct Scratch {
 impl Scratch {
     /// A fresh directory for the test `name`.
     pub fn new(name: &str) -> Scratch {
+        Scratch::of_target("run", name)
+    }
+
+    /// A fresh directory, `trainctl-<target>-<mark>`, for the test `name` of the test target
+    /// `target`.
+    pub fn of_target(target: &str, name: &str) -> Scratch {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -81,9 +97,19 @@ impl Scratch {
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
         );
-        let dir = std::env::temp_dir().join(format!("trainctl-run-{mark}"));
+        let dir = std::env::temp_dir().join(format!("trainctl-{target}-{mark}"));
         std::fs::create_dir_all(&dir).expect("create the scratch dir");
         Scratch { dir, mark }
+    }
+
+    /// The scratch directory.
+    #[allow(
+        dead_code,
+        reason = "the volume tests' scratch directory is built on this one; the run tests use \
+                  its paths"
+    )]
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// `name` inside the scratch directory.
@@ -110,12 +136,7 @@ impl Scratch {
 
     /// `trainctl --state-dir <ours> ARGS` in the scratch directory, to its end.
     pub fn trainctl(&self, args: &[&str]) -> Run {
-        let output = self
-            .command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the trainctl binary runs");
-        into_run(&output)
+        run_to_end(self.command(args))
     }
 
     /// `trainctl run -f MANIFEST --restart-backoff 100ms EXTRA...` to its end.
@@ -126,8 +147,8 @@ impl Scratch {
     /// [`Scratch::run`] with these variables added to trainctl's own environment.
     pub fn run_with_env(&self, manifest: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let mut command = self.command(&run_args(manifest, extra));
-        command.envs(env.iter().copied()).stdin(Stdio::null());
-        into_run(&command.output().expect("the trainctl binary runs"))
+        command.envs(env.iter().copied());
+        run_to_end(command)
     }
 
     /// Starts `trainctl run -f MANIFEST --restart-backoff 100ms EXTRA...` without waiting; its
@@ -139,24 +160,21 @@ impl Scratch {
     /// Starts `trainctl --state-dir <ours> ARGS` without waiting; its stdout and stderr go to the
     /// files `<log>.out` and `<log>.err` here.
     pub fn spawn(&self, args: &[&str], log: &str) -> Running {
-        let out = File::create(self.path(&format!("{log}.out"))).expect("create stdout file");
-        let err = File::create(self.path(&format!("{log}.err"))).expect("create stderr file");
-        let child = self
-            .command(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .expect("the trainctl binary starts");
-        Running {
-            child,
-            stdout: self.path(&format!("{log}.out")),
-            stderr: self.path(&format!("{log}.err")),
-        }
+        Running::start(
+            self.command(args),
+            self.path(&format!("{log}.out")),
+            self.path(&format!("{log}.err")),
+        )
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_trainctl"));
+        self.command_with(Command::new(env!("CARGO_BIN_EXE_trainctl")), args)
+    }
+
+    /// `command` (the `trainctl` binary, or a program that runs it) with `--state-dir <ours>
+    /// ARGS`, run in the scratch directory with the test's mark and without the settings of the
+    /// test runner's environment.
+    pub fn command_with(&self, mut command: Command, args: &[&str]) -> Command {
         command
             .arg("--state-dir")
             .arg(self.state_dir())
@@ -201,6 +219,17 @@ impl Drop for Scratch {
     }
 }
 
+/// Runs `command` (a `trainctl`) with nothing on its stdin, to its end; what it did (failing the
+/// test if it panicked).
+pub fn run_to_end(mut command: Command) -> Run {
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .expect("the trainctl binary runs");
+    into_run(&output)
+}
+
+/// What a finished `trainctl` did; fails the test if it panicked.
 fn into_run(output: &std::process::Output) -> Run {
     let run = Run {
         code: output.status.code(),
@@ -228,6 +257,21 @@ pub struct Running {
 }
 
 impl Running {
+    /// Starts `command` with its stdout and stderr going to the files `stdout` and `stderr`.
+    pub fn start(mut command: Command, stdout: PathBuf, stderr: PathBuf) -> Running {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(File::create(&stdout).expect("create stdout file"))
+            .stderr(File::create(&stderr).expect("create stderr file"))
+            .spawn()
+            .expect("the trainctl binary starts");
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
     /// Its pid.
     pub fn pid(&self) -> u32 {
         self.child.id()

@@ -61,6 +61,22 @@ fn start(scratch: &Scratch) -> (crate::support::Running, usize) {
     (running, before)
 }
 
+/// Starts the sleeping job, `SIGKILL`s `trainctl`, and waits for the watchdog to end every
+/// process of the job; the host's mount table before it.
+fn start_then_kill_trainctl(scratch: &Scratch) -> usize {
+    let (running, before) = start(scratch);
+    signal(running.pid(), "KILL");
+    let run = running.finish(SOON);
+    assert_eq!(run.code, None, "{run}");
+    // SIGTERM, the grace period of 1 s, then SIGKILL: well within 5 s.
+    wait_for(
+        "every process of the job to end",
+        Duration::from_secs(5),
+        || scratch.processes().is_empty().then_some(()),
+    );
+    before
+}
+
 /// The host's mount table is as it was: as many lines, none naming the test's directory.
 fn mounts_unchanged(scratch: &Scratch, before: usize) {
     assert_eq!(scratch.our_mounts(), Vec::<String>::new());
@@ -91,16 +107,7 @@ scenario!(ctrl_c_leaves_no_process_mount_or_pod_directory);
 /// them.
 fn killed_trainctl_leaves_no_process_or_mount(user: &User) {
     let scratch = Scratch::new("sigkill", user);
-    let (running, before) = start(&scratch);
-    signal(running.pid(), "KILL");
-    let run = running.finish(SOON);
-    assert_eq!(run.code, None, "{run}");
-    // SIGTERM, the grace period of 1 s, then SIGKILL: well within 5 s.
-    wait_for(
-        "every process of the job to end",
-        Duration::from_secs(5),
-        || scratch.processes().is_empty().then_some(()),
-    );
+    let before = start_then_kill_trainctl(&scratch);
     mounts_unchanged(&scratch, before);
 }
 
@@ -112,15 +119,7 @@ scenario!(killed_trainctl_leaves_no_process_or_mount);
 #[test]
 fn killed_trainctl_leaves_no_pod_directory() {
     let scratch = Scratch::new("sigkill-pods", &User::invoker());
-    let (running, _) = start(&scratch);
-    signal(running.pid(), "KILL");
-    let run = running.finish(SOON);
-    assert_eq!(run.code, None, "{run}");
-    wait_for(
-        "every process of the job to end",
-        Duration::from_secs(5),
-        || scratch.processes().is_empty().then_some(()),
-    );
+    start_then_kill_trainctl(&scratch);
     let left = wait_for("pods/<uid> to be removed", Duration::from_secs(2), || {
         Some(scratch.pods_left()).filter(Vec::is_empty)
     })

@@ -8,8 +8,17 @@
 //! `$$` and backquotes for `$(...)`, because the kubelet's `$(VAR)` expansion reads `$(`.
 
 mod claims;
+#[path = "../common/mod.rs"]
+mod common;
 mod ending;
 mod kinds;
 mod mounts;
+#[allow(
+    dead_code,
+    reason = "the run tests' support; these tests use its processes, waits and runs, and build \
+              their scratch directory on its `Scratch`"
+)]
+#[path = "../run/support.rs"]
+mod run_support;
 mod seeds;
 mod support;

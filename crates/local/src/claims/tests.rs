@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+use tempfile::TempDir;
 use trainctl_api::manifest;
 
 use super::*;
@@ -33,6 +34,18 @@ spec:
     assert!(!loaded.has_errors(), "{:?}", loaded.diagnostics);
     let mut job = loaded.jobs.remove(0).job;
     new_record(&mut job, Vec::new(), Timestamp::now())
+}
+
+/// A store in a fresh state directory, that directory (to keep while the store is open), and two
+/// directories to bind claims to.
+fn store_and_two_directories() -> (TempDir, Store, TempDir, TempDir) {
+    let temp = state_dir();
+    let store = Store::open(temp.path()).expect("open");
+    let (a, b) = (
+        tempfile::tempdir().expect("a"),
+        tempfile::tempdir().expect("b"),
+    );
+    (temp, store, a, b)
 }
 
 fn target(claim: &str, path: &Path) -> ClaimTarget {
@@ -107,12 +120,7 @@ fn a_volume_that_cannot_be_bound_says_why() {
 
 #[test]
 fn binding_records_each_claim_and_says_what_it_showed_before() {
-    let temp = state_dir();
-    let mut store = Store::open(temp.path()).expect("open");
-    let (a, b) = (
-        tempfile::tempdir().expect("a"),
-        tempfile::tempdir().expect("b"),
-    );
+    let (_temp, mut store, a, b) = store_and_two_directories();
     let now = Timestamp::now();
     let bound = bind(&mut store, &[target("data", a.path())], now).expect("bind");
     assert_eq!(
@@ -137,12 +145,7 @@ fn binding_records_each_claim_and_says_what_it_showed_before() {
 
 #[test]
 fn a_claim_a_running_job_mounts_keeps_its_directory() {
-    let temp = state_dir();
-    let mut store = Store::open(temp.path()).expect("open");
-    let (a, b) = (
-        tempfile::tempdir().expect("a"),
-        tempfile::tempdir().expect("b"),
-    );
+    let (temp, mut store, a, b) = store_and_two_directories();
     let now = Timestamp::now();
     bind(&mut store, &[target("data", a.path())], now).expect("bind");
     let _ = store
@@ -188,12 +191,7 @@ fn a_claim_a_running_job_mounts_keeps_its_directory() {
 
 #[test]
 fn a_claim_of_a_finished_or_orphaned_job_may_be_rebound() {
-    let temp = state_dir();
-    let mut store = Store::open(temp.path()).expect("open");
-    let (a, b) = (
-        tempfile::tempdir().expect("a"),
-        tempfile::tempdir().expect("b"),
-    );
+    let (_temp, mut store, a, b) = store_and_two_directories();
     let now = Timestamp::now();
     bind(&mut store, &[target("data", a.path())], now).expect("bind");
     let mut finished = job_mounting("done", "data");
@@ -209,12 +207,7 @@ fn a_claim_of_a_finished_or_orphaned_job_may_be_rebound() {
 
 #[test]
 fn a_claim_given_two_directories_is_refused() {
-    let temp = state_dir();
-    let mut store = Store::open(temp.path()).expect("open");
-    let (a, b) = (
-        tempfile::tempdir().expect("a"),
-        tempfile::tempdir().expect("b"),
-    );
+    let (_temp, mut store, a, b) = store_and_two_directories();
     let error = bind(
         &mut store,
         &[target("data", a.path()), target("data", b.path())],

@@ -194,6 +194,7 @@ impl Runner<'_> {
                 .settings
                 .volumes
                 .then(|| self.volume_paths.setup(&self.bindings)),
+            tensorboard_dir: self.volume_paths.tensorboard(),
         }
     }
 

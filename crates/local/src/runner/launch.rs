@@ -110,7 +110,14 @@ pub struct LaunchContext<'a> {
     pub log_limit: LogLimit,
     /// Where the replicas' volumes are; `None` when volumes are left out (`--no-volumes`).
     pub volumes: Option<VolumeSetup<'a>>,
+    /// The directory offered for TensorBoard event files, in [`TENSORBOARD_DIR_ENV`].
+    pub tensorboard_dir: &'a Path,
 }
+
+/// The variable that gives each replica the job's directory for TensorBoard event files
+/// (`tf.keras.callbacks.TensorBoard(log_dir=os.environ["TRAINCTL_TENSORBOARD_DIR"])`), where
+/// trainctl looks for the job's training curves; one the manifest sets is left as it is.
+pub const TENSORBOARD_DIR_ENV: &str = "TRAINCTL_TENSORBOARD_DIR";
 
 /// Where a job's volumes are had.
 #[derive(Clone, Copy)]
@@ -231,6 +238,10 @@ fn prepare_one(
     for (name, value) in allocation.device_env(&key) {
         env.retain(|(existing, _)| existing != name);
         env.push((name.to_owned(), value));
+    }
+    if !env.iter().any(|(name, _)| name == TENSORBOARD_DIR_ENV) {
+        let dir = context.tensorboard_dir.to_string_lossy().into_owned();
+        env.push((TENSORBOARD_DIR_ENV.to_owned(), dir));
     }
     let argv = expand_command_and_args(container, &env)?;
     let volumes = match &context.volumes {

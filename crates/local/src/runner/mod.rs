@@ -58,7 +58,7 @@ use crate::store::{JobRecord, Store, StoreError};
 
 pub use self::admit::ResourceHold;
 pub use self::control::{Coordinator, StopRequest, Stops};
-pub use self::launch::LaunchError;
+pub use self::launch::{LaunchError, TENSORBOARD_DIR_ENV};
 pub use self::pod::PodRestart;
 pub use self::remove::{RemoveError, remove_unowned_job};
 pub use self::report::ReplicaSummary;
@@ -180,10 +180,12 @@ pub async fn run(
     watchdog.remove_if_abandoned(&store.pods_dir(&record.uid));
     let replaced = store.insert_job(&record)?;
     if let Some(old) = replaced.uid {
-        // The replaced run's logs go with its record; the watchdog removes them off this path.
-        let dir = store.logs_dir(&old);
-        if !watchdog.remove_dir(&dir) {
-            let _ = std::fs::remove_dir_all(&dir);
+        // The replaced run's logs and event files go with its record; the watchdog removes them
+        // off this path.
+        for dir in [store.logs_dir(&old), store.tensorboard_dir(&old)] {
+            if !watchdog.remove_dir(&dir) {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
         }
     }
     let oversight = Oversight {

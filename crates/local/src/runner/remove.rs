@@ -86,5 +86,6 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
     store.delete_job(&record.uid)?;
     let _ = std::fs::remove_dir_all(store.logs_dir(&record.uid));
     let _ = std::fs::remove_dir_all(store.pods_dir(&record.uid));
+    let _ = std::fs::remove_dir_all(store.tensorboard_dir(&record.uid));
     Ok(running.len())
 }

@@ -34,12 +34,13 @@ impl ClaimPaths for Bindings {
     }
 }
 
-/// Where a job's volumes go.
+/// Where a job's volumes go, and its TensorBoard event files.
 #[derive(Debug)]
 pub(super) struct VolumePaths {
     claims_dir: PathBuf,
     pods_dir: PathBuf,
     staging: PathBuf,
+    tensorboard: PathBuf,
 }
 
 impl VolumePaths {
@@ -49,7 +50,13 @@ impl VolumePaths {
             claims_dir: store.claims_dir(),
             pods_dir: store.pods_dir(uid),
             staging: store.staging_dir(),
+            tensorboard: store.tensorboard_dir(uid),
         }
+    }
+
+    /// The directory offered to the replicas for their TensorBoard event files.
+    pub(super) fn tensorboard(&self) -> &Path {
+        &self.tensorboard
     }
 
     /// The setup of the replicas' volumes, with these bindings.
@@ -68,11 +75,18 @@ impl VolumePaths {
     }
 }
 
-/// Makes what the prepared replicas' volumes need; the message names the replica and the path.
+/// Makes what the prepared replicas' volumes need, and the job's TensorBoard directory; the
+/// message names the replica and the path.
 pub(super) fn materialize<'a>(
     prepared: impl IntoIterator<Item = (String, &'a PreparedReplica)>,
     paths: &VolumePaths,
 ) -> Result<(), String> {
+    std::fs::create_dir_all(&paths.tensorboard).map_err(|error| {
+        format!(
+            "cannot make the TensorBoard directory {}: {error}",
+            paths.tensorboard.display()
+        )
+    })?;
     for (replica, prepared) in prepared {
         if prepared.launch.mounts.is_none() {
             continue;

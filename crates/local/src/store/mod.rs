@@ -129,6 +129,16 @@ impl Store {
         self.state_dir.join("pods").join(job_uid)
     }
 
+    /// The directory offered to a job's replicas for their TensorBoard event files,
+    /// `<state dir>/tensorboard/<uid>` (its path in [`TENSORBOARD_DIR_ENV`]); kept with the job,
+    /// removed when it is deleted or replaced.
+    ///
+    /// [`TENSORBOARD_DIR_ENV`]: crate::runner::TENSORBOARD_DIR_ENV
+    #[must_use]
+    pub fn tensorboard_dir(&self, job_uid: &str) -> PathBuf {
+        self.state_dir.join("tensorboard").join(job_uid)
+    }
+
     /// The empty directory where a replica's mount namespace puts its new root together.
     #[must_use]
     pub fn staging_dir(&self) -> PathBuf {

@@ -1,87 +1,57 @@
 //! What the volume tests share: a scratch directory per test owned by the user who runs
-//! `trainctl` (here), that user (`user`: this process's, or one other than root), the job
-//! manifests (`manifest`), what `trainctl` did (`runs`) and what the machine shows: processes,
-//! the mount table (`processes`).
+//! `trainctl` (here, on the `run` tests' [`run_support::Scratch`]), that user (`user`), the job
+//! manifests (`common::manifest`), what `trainctl` did and what the machine shows: processes (the
+//! `run` tests' support), the mount table (here).
 //!
 //! Every process a test's `trainctl` starts inherits `TRAINCTL_TEST_MARK=<unique>` from it, which
 //! is how a test finds the processes of its job in `/proc`, wherever they are (a replica with
 //! volumes runs in namespaces of its own, the same process to the host's `/proc`).
 
-mod manifest;
-mod processes;
-mod runs;
 mod user;
 
-use std::fs::File;
+use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::process::Command;
+use std::time::Duration;
 
-pub use manifest::{INDEX_ENV, Replicas, tfjob};
-pub use processes::{Process, SOON, mount_table, signal, wait_for};
-pub use runs::{Run, Running, sorted};
+pub use crate::common::manifest::{INDEX_ENV, Replicas, tfjob};
+pub use crate::run_support::{Process, Run, Running, signal, wait_for};
 pub use user::User;
 
-use processes::live_processes;
-use runs::into_run;
+use crate::run_support::{self, run_to_end};
 
-/// The variable that marks a test's processes.
-const MARK: &str = "TRAINCTL_TEST_MARK";
-
-/// Settings of the test runner's environment that would change what `trainctl` does.
-const SCRUBBED_ENV: [&str; 7] = [
-    "TRAINCTL_HOME",
-    "TRAINCTL_CPUS",
-    "TRAINCTL_MEMORY",
-    "TRAINCTL_RESTART_BACKOFF",
-    "TRAINCTL_RESTART_BACKOFF_MAX",
-    "CUSTOM_CLUSTER_DOMAIN",
-    "RUST_LOG",
-];
+/// How long a test waits for something that takes milliseconds when all is well.
+pub const SOON: Duration = Duration::from_secs(10);
 
 /// A test's own directory, owned by the user who runs `trainctl`: the state dir, the manifests,
 /// and the working directory of `trainctl`. Removed, with any process of the test still alive,
 /// when dropped.
 pub struct Scratch {
-    dir: PathBuf,
-    mark: String,
+    base: run_support::Scratch,
     user: User,
 }
 
 impl Scratch {
     /// A fresh directory for the test `name`, run by `user`.
     pub fn new(name: &str, user: &User) -> Scratch {
-        static COUNT: AtomicUsize = AtomicUsize::new(0);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("the clock is after 1970")
-            .subsec_nanos();
-        let mark = format!(
-            "{name}-{}-{}-{nanos}-{}",
-            user.uid,
-            std::process::id(),
-            COUNT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(format!("trainctl-volumes-{mark}"));
-        std::fs::create_dir_all(&dir).expect("create the scratch dir");
-        std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).expect("chown scratch");
+        let base = run_support::Scratch::of_target("volumes", &format!("{name}-{}", user.uid));
+        std::os::unix::fs::chown(base.dir(), Some(user.uid), Some(user.gid))
+            .expect("chown scratch");
         Scratch {
-            dir,
-            mark,
+            base,
             user: user.clone(),
         }
     }
 
     /// `name` inside the scratch directory.
     pub fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.base.path(name)
     }
 
     /// The state directory every `trainctl` of this test uses.
     pub fn state_dir(&self) -> PathBuf {
-        self.dir.join("state")
+        self.base.state_dir()
     }
 
     /// The directory of the claim `claim` of `namespace` that is bound to none.
@@ -99,50 +69,32 @@ impl Scratch {
 
     /// Writes a file (a manifest) and returns its path as text.
     pub fn write(&self, name: &str, text: &str) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, text).expect("write into the scratch dir");
-        path.display().to_string()
+        self.base.write(name, text)
     }
 
     /// `trainctl --state-dir <ours> ARGS` in the scratch directory, to its end.
     pub fn trainctl(&self, args: &[&str]) -> Run {
-        let output = self
-            .command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("the trainctl binary runs");
-        into_run(&output)
+        run_to_end(self.command(args))
     }
 
     /// `trainctl run -f MANIFEST EXTRA...` to its end.
     pub fn run(&self, manifest: &str, extra: &[&str]) -> Run {
-        let mut args = vec!["run", "-f", manifest];
-        args.extend_from_slice(extra);
-        self.trainctl(&args)
+        self.trainctl(&run_args(manifest, extra))
     }
 
     /// Starts `trainctl run -f MANIFEST EXTRA...` without waiting; its stdout and stderr go to
     /// files here.
     pub fn spawn_run(&self, manifest: &str, extra: &[&str]) -> Running {
-        let mut args = vec!["run", "-f", manifest];
-        args.extend_from_slice(extra);
-        let (stdout, stderr) = (self.path("run.out"), self.path("run.err"));
-        let child = self
-            .command(&args)
-            .stdin(Stdio::null())
-            .stdout(File::create(&stdout).expect("create stdout file"))
-            .stderr(File::create(&stderr).expect("create stderr file"))
-            .spawn()
-            .expect("the trainctl binary starts");
-        Running {
-            child,
-            stdout,
-            stderr,
-        }
+        Running::start(
+            self.command(&run_args(manifest, extra)),
+            self.path("run.out"),
+            self.path("run.err"),
+        )
     }
 
+    /// `trainctl --state-dir <ours> ARGS` as the user.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = match self.user.wrapper.split_first() {
+        let program = match self.user.wrapper.split_first() {
             None => Command::new(&self.user.binary),
             Some((program, arguments)) => {
                 let mut command = Command::new(program);
@@ -150,23 +102,13 @@ impl Scratch {
                 command
             }
         };
-        command
-            .arg("--state-dir")
-            .arg(self.state_dir())
-            .args(args)
-            .current_dir(&self.dir)
-            .env(MARK, &self.mark)
-            .env("TRAINCTL_GPUS", "0")
-            .env("NO_COLOR", "1");
-        for name in SCRUBBED_ENV {
-            command.env_remove(name);
-        }
+        let mut command = self.base.command_with(program, args);
         if self.user.switch {
             // The standard library drops root's supplementary groups with the uid.
             command
                 .uid(self.user.uid)
                 .gid(self.user.gid)
-                .env("HOME", &self.dir)
+                .env("HOME", self.base.dir())
                 .env_remove("USER")
                 .env_remove("LOGNAME");
         }
@@ -176,24 +118,17 @@ impl Scratch {
     /// The live processes started for this test (trainctl, its watchdog, replicas and what they
     /// started), zombies excluded.
     pub fn processes(&self) -> Vec<Process> {
-        let wanted = format!("{MARK}={}", self.mark);
-        live_processes()
-            .into_iter()
-            .filter(|process| process.environ.contains(&wanted))
-            .collect()
+        self.base.processes()
     }
 
     /// The test's live processes running `program` (by `/proc/<pid>/comm`).
     pub fn processes_named(&self, program: &str) -> Vec<Process> {
-        self.processes()
-            .into_iter()
-            .filter(|process| process.comm == program)
-            .collect()
+        self.base.processes_named(program)
     }
 
     /// The lines of the host's mount table that name this test's directory.
     pub fn our_mounts(&self) -> Vec<String> {
-        let dir = self.dir.display().to_string();
+        let dir = self.base.dir().display().to_string();
         mount_table()
             .into_iter()
             .filter(|line| line.contains(&dir))
@@ -218,14 +153,30 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // A failed test must not leave its `sleep 300`s behind.
-        for process in self.processes() {
-            signal(process.pid, "KILL");
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// `run -f MANIFEST EXTRA...`.
+fn run_args<'a>(manifest: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "-f", manifest];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The host's mount table: the lines of this process's `/proc/self/mountinfo` (the tests run in
+/// the host's mount namespace).
+pub fn mount_table() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .expect("/proc/self/mountinfo")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The distinct lines of `lines`, sorted.
+pub fn sorted<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    lines
+        .into_iter()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// Declares a scenario's two tests, in a module of its name: `as_invoker` runs it as the user

@@ -1,5 +1,5 @@
-//! The job manifests: a TFJob of replica types ([`Replicas`]) running `sh -c` scripts with
-//! volumes, mounts and env, after its companions.
+//! Job manifests: a TFJob of replica types ([`Replicas`]) running `sh -c` scripts with volumes,
+//! mounts and env, after its companions (ConfigMaps, Secrets).
 
 use std::fmt::Write as _;
 
@@ -72,6 +72,25 @@ pub const INDEX_ENV: &str = "{name: INDEX, valueFrom: {fieldRef: {fieldPath: \"m
 /// A TFJob named `name`, after `companions` (YAML documents: ConfigMaps, Secrets), whose
 /// replicas have a grace period of 1 s.
 pub fn tfjob(name: &str, companions: &str, replica_specs: &[Replicas<'_>]) -> String {
+    manifest(None, name, companions, replica_specs)
+}
+
+/// [`tfjob`] in the namespace `namespace` (its `metadata.namespace`).
+pub fn tfjob_in(
+    namespace: &str,
+    name: &str,
+    companions: &str,
+    replica_specs: &[Replicas<'_>],
+) -> String {
+    manifest(Some(namespace), name, companions, replica_specs)
+}
+
+fn manifest(
+    namespace: Option<&str>,
+    name: &str,
+    companions: &str,
+    replica_specs: &[Replicas<'_>],
+) -> String {
     let mut yaml = String::new();
     if !companions.is_empty() {
         yaml.push_str(companions.trim_end());
@@ -79,9 +98,13 @@ pub fn tfjob(name: &str, companions: &str, replica_specs: &[Replicas<'_>]) -> St
     }
     write!(
         yaml,
-        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\nspec:\n  tfReplicaSpecs:\n"
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\n"
     )
     .expect("writing to a String cannot fail");
+    if let Some(namespace) = namespace {
+        writeln!(yaml, "  namespace: {namespace}").expect("writing to a String cannot fail");
+    }
+    yaml.push_str("spec:\n  tfReplicaSpecs:\n");
     let mut line = |indent: usize, text: &str| {
         writeln!(yaml, "{:indent$}{text}", "").expect("writing to a String cannot fail");
     };
