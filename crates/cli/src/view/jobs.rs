@@ -41,8 +41,10 @@ pub struct Columns {
     pub with_kind: bool,
     /// NAMESPACE first.
     pub with_namespace: bool,
-    /// REPLICAS, RESTARTS, DURATION, REASON and PROGRESS (`-o wide`).
+    /// REPLICAS, RESTARTS, DURATION and REASON (`-o wide`).
     pub wide: bool,
+    /// PROGRESS (`-o wide` of this machine's jobs, whose event files are read).
+    pub progress: bool,
     /// LABELS last (`--show-labels`).
     pub labels: bool,
 }
@@ -91,7 +93,8 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
         ]);
     }
     let mut keep = vec![columns.with_namespace, true, true, true];
-    keep.extend([columns.wide; 5]);
+    keep.extend([columns.wide; 4]);
+    keep.push(columns.progress);
     keep.push(columns.labels);
     table.keep_columns(&keep);
     table

@@ -100,6 +100,8 @@ exit 1";
     assert_eq!(run.code, Some(0), "{run}");
     assert_eq!(summary(&run.stderr)["worker-0"].restarts, 1, "{run}");
     assert_eq!(wide_column(&scratch, "RESTARTS"), "1");
+    // No TensorBoard event file: no progress to show (the examples' tests read real ones).
+    assert_eq!(wide_column(&scratch, "PROGRESS"), "-");
 }
 
 #[test]
