@@ -13,6 +13,7 @@ use crate::replica::{ReplicaSpec, ReplicaType};
 use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
 
 mod sizes;
+mod volumes;
 
 pub use sizes::MAX_ANNOTATIONS_BYTES;
 
@@ -193,6 +194,20 @@ pub(crate) fn dns_label(name: &str, dns1035: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+pub(crate) fn dns_subdomain(name: &str) -> Result<(), String> {
+    if name.len() > 253 {
+        return Err(format!("{} characters, the limit is 253", name.len()));
+    }
+    name.split('.').try_for_each(|label| {
+        if label.is_empty() {
+            Err("it has an empty part between dots".to_owned())
+        } else {
+            dns_label(label, false)
+        }
+    })
+}
+
 fn validate_replica_specs(job: &TrainingJob, issues: &mut Vec<Issue>) {
     let kind = job.kind();
     let specs = job.replica_specs();
@@ -280,6 +295,9 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
             ));
         }
         validate_expansion(container, &container_path, issues);
+        if let Some(pod) = spec.template.spec.as_ref() {
+            volumes::validate_mounts(pod, container, &container_path, issues);
+        }
         for (p, port) in container.ports.iter().flatten().enumerate() {
             if !(1..=65_535).contains(&port.container_port) {
                 issues.push(Issue::error(
@@ -294,6 +312,9 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
                 ));
             }
         }
+    }
+    if let Some(pod) = spec.template.spec.as_ref() {
+        volumes::validate_volumes(pod, &pod_path, issues);
     }
     // An unnamed container is reported above; naming it may be the fix.
     let all_named = containers.iter().all(|c| !c.name.is_empty());

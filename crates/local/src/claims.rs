@@ -108,8 +108,9 @@ impl VolumeBinding {
     }
 }
 
-/// Checks a claim's name: a DNS-1123 subdomain (dot-separated labels, at most 253 characters).
-fn check_claim_name(name: &str) -> Result<(), String> {
+/// Checks a claim's name: a DNS-1123 subdomain (dot-separated labels, at most 253 characters),
+/// so never a path (`..`, `/`) that would reach outside the claims' directory.
+pub fn check_claim_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("it is empty".to_owned());
     }
@@ -281,17 +282,26 @@ pub fn bind(
 }
 
 /// The jobs of `namespace` that mount the claim `claim` and may still run: not finished, and
-/// their trainctl process (a `run`, or the server) alive.
+/// their trainctl process (a `run`, or the server) alive, or one of their replicas alive (a
+/// server's replicas outlive a server that died, through the shim, until the next one takes
+/// them over).
 pub fn users(store: &Store, namespace: &str, claim: &str) -> Result<Vec<JobRecord>, StoreError> {
-    Ok(store
-        .jobs(Some(namespace), None)?
-        .into_iter()
-        .filter(|record| {
-            !record.finished
-                && record.owner.is_some_and(|owner| owner.is_alive())
-                && claims_of(&record.job).contains(claim)
-        })
-        .collect())
+    let mut users = Vec::new();
+    for record in store.jobs(Some(namespace), None)? {
+        if record.finished || !claims_of(&record.job).contains(claim) {
+            continue;
+        }
+        let alive = record.owner.is_some_and(|owner| owner.is_alive())
+            || store
+                .replicas(&record.uid)?
+                .iter()
+                .filter_map(|replica| replica.pid)
+                .any(|pid| pid.is_alive());
+        if alive {
+            users.push(record);
+        }
+    }
+    Ok(users)
 }
 
 /// A job as the claims' messages name it: `tfjob/mnist (Running)`.

@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::validation::dns_label;
 
 fn quota(hard: &serde_json::Value) -> ResourceQuota {
     serde_json::from_value(json!({

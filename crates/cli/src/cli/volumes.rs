@@ -55,12 +55,25 @@ Examples:
 #[derive(Debug, Args)]
 pub struct VolumesDeleteArgs {
     /// The claims (`persistentVolumeClaim.claimName`).
-    #[arg(value_name = "CLAIM", required = true)]
+    #[arg(value_name = "CLAIM", required = true, value_parser = claim_name)]
     pub claims: Vec<String>,
 
     /// The claims' namespace [default: `default`].
     #[arg(short = 'n', long = "namespace", value_name = "NS", value_parser = namespace_name)]
     pub namespace: Option<String>,
+}
+
+/// A claim's name, a DNS-1123 subdomain: never a path (`..`, `/`) that would reach outside the
+/// claims' directory.
+fn claim_name(text: &str) -> Result<String, String> {
+    trainctl_local::claims::check_claim_name(text)
+        .map(|()| text.to_owned())
+        .map_err(|problem| {
+            format!(
+                "`{text}` is not a claim's name: {problem}; a claim's name is a DNS-1123 \
+                 subdomain: lowercase letters, digits, `-` and `.`"
+            )
+        })
 }
 
 #[cfg(test)]

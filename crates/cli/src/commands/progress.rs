@@ -3,9 +3,9 @@
 //! `describe`.
 //!
 //! Where event files are looked for: the job's own directory, `TRAINCTL_TENSORBOARD_DIR`
-//! (`<state dir>/tensorboard/<uid>`), then each claim the job mounts, in name order: in a claim,
-//! the directory named after the job when there is one (Keras' `log_dir=/logs/<job name>`, a
-//! claim shared by several jobs), else the whole claim. The first that has a scalar gives the
+//! (`<state dir>/tensorboard/<uid>`), then, in each claim the job mounts (in name order), the
+//! directory named after the job (Keras' `log_dir=/logs/<job name>`): never a whole claim,
+//! which may be a dataset or shared by other jobs. The first that has a scalar gives the
 //! progress.
 
 use std::path::PathBuf;
@@ -17,13 +17,10 @@ use trainctl_local::store::{JobRecord, Store, StoreError};
 pub(super) fn of(store: &Store, record: &JobRecord) -> Result<Option<Progress>, StoreError> {
     let mut roots = vec![store.tensorboard_dir(&record.uid)];
     for backing in super::volumes::backings(store, &record.job)?.into_values() {
-        let claim = backing.path();
-        let own: PathBuf = claim.join(&record.name);
-        roots.push(if own.is_dir() {
-            own
-        } else {
-            claim.to_path_buf()
-        });
+        let own: PathBuf = backing.path().join(&record.name);
+        if own.is_dir() {
+            roots.push(own);
+        }
     }
     Ok(roots.into_iter().find_map(|root| Runs::scan(root).latest()))
 }

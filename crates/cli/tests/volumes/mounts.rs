@@ -208,3 +208,85 @@ cat /etc/app/conf/train.yaml; echo";
 }
 
 scenario!(items_and_modes_of_config_maps_and_secrets);
+
+/// The command runs with the signals a command without volumes has: `SIGPIPE` at its default
+/// (trainctl, as every Rust program, ignores it), so `yes | head -1` ends quietly.
+fn a_replica_with_volumes_gets_the_default_sigpipe(user: &User) {
+    let scratch = Scratch::new("sigpipe", user);
+    let script = "yes | head -1
+mask=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/self/status)
+echo pipe-ignored=$(( (0x$mask >> 12) & 1 ))";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "pipe",
+            "",
+            &[Replicas::chief(script).with(
+                &["{name: scratch, emptyDir: {}}"],
+                &["{name: scratch, mountPath: /scratch}"],
+            )],
+        ),
+    );
+    let run = scratch.run(&manifest, &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(
+        run.replica_lines("chief-0"),
+        ["y", "pipe-ignored=0"],
+        "{run}"
+    );
+    assert!(!run.stderr.contains("Broken pipe"), "{run}");
+}
+
+scenario!(a_replica_with_volumes_gets_the_default_sigpipe);
+
+/// A program found by name on a `PATH` that goes through a volume (a tool environment mounted
+/// at `/opt/tools`) is looked for inside the replica's namespace, not refused because this
+/// machine's `/opt/tools` lacks it.
+fn a_program_on_a_path_through_a_volume_runs(user: &User) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = Scratch::new("path-volume", user);
+    let tools = scratch.user_dir("tools");
+    let tool = tools.join("train-tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool ran from $0\n").expect("the tool");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let volume = format!(
+        "{{name: tools, hostPath: {{path: {}, type: Directory}}}}",
+        tools.display()
+    );
+    let manifest = scratch.write(
+        "job.yaml",
+        &format!(
+            "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: tool
+spec:
+  tfReplicaSpecs:
+    Chief:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          volumes:
+          - {volume}
+          containers:
+          - name: tensorflow
+            image: tensorflow/tensorflow:2.16.1
+            command: [train-tool]
+            volumeMounts:
+            - {{name: tools, mountPath: /opt/trainctl-test-tools}}
+            env:
+            - {{name: PATH, value: '/opt/trainctl-test-tools:/usr/bin:/bin'}}
+"
+        ),
+    );
+    let run = scratch.run(&manifest, &[]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(
+        run.replica_lines("chief-0"),
+        ["tool ran from /opt/trainctl-test-tools/train-tool"],
+        "{run}"
+    );
+}
+
+scenario!(a_program_on_a_path_through_a_volume_runs);

@@ -2,11 +2,13 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use tempfile::TempDir;
-use trainctl_api::manifest;
+use trainctl_api::{ReplicaType, manifest};
 
 use super::*;
+use crate::process::identity::ProcessIdentity;
 use crate::runner::new_record;
-use crate::store::fixtures::{dead_process, state_dir};
+use crate::store::ReplicaState;
+use crate::store::fixtures::{dead_process, pending_replica, state_dir};
 
 /// A TFJob named `name` whose worker mounts the claim `claim`, recorded as run by this process.
 fn job_mounting(name: &str, claim: &str) -> JobRecord {
@@ -203,6 +205,27 @@ fn a_claim_of_a_finished_or_orphaned_job_may_be_rebound() {
     assert!(users(&store, "default", "data").expect("users").is_empty());
     let bound = bind(&mut store, &[target("data", b.path())], now).expect("rebind");
     assert_eq!(bound[0].previous.as_deref(), Some(a.path()));
+}
+
+/// A server that died leaves its replicas running (the shim keeps them): their job, whose
+/// owner is dead, still uses its claims until they end.
+#[test]
+fn a_claim_whose_job_has_a_live_replica_keeps_its_directory() {
+    let (_temp, mut store, a, b) = store_and_two_directories();
+    let now = Timestamp::now();
+    bind(&mut store, &[target("data", a.path())], now).expect("bind");
+    let mut orphaned = job_mounting("kept", "data");
+    orphaned.owner = Some(dead_process());
+    let _ = store.insert_job(&orphaned).expect("insert");
+    let mut replica = pending_replica(&orphaned.uid, ReplicaType::Worker, 0);
+    replica.state = ReplicaState::Running;
+    replica.pid = Some(ProcessIdentity::current());
+    store.upsert_replica(&replica).expect("the replica");
+    assert_eq!(users(&store, "default", "data").expect("users").len(), 1);
+    bind(&mut store, &[target("data", b.path())], now).expect_err("in use");
+    replica.pid = Some(dead_process());
+    store.upsert_replica(&replica).expect("the replica ended");
+    assert!(users(&store, "default", "data").expect("users").is_empty());
 }
 
 #[test]

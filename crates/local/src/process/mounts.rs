@@ -18,7 +18,7 @@
 //!   the mounts cover.
 //!
 //! The helper reports a failure before the command runs (a mount refused, the command not found)
-//! through the pipe that is its standard input until then: [`Spawned::confirm`] turns it into the
+//! through the pipe that is its standard input until then: [`Pending::confirm`] turns it into the
 //! spawn's error, as when a command without volumes is not found.
 
 pub mod enter;

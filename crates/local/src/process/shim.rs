@@ -29,7 +29,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, BufRead as _, BufReader, Write as _};
+use std::io::{self, BufRead as _, BufReader};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -42,20 +42,21 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
-use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::cgroup;
 use super::child::{HelperCommand, Launch, StartedProcess, Waiters, status_code};
 use super::identity::ProcessIdentity;
-use super::logs::{LogLimit, open_log_file};
+use super::logs::open_log_file;
 use super::marker::{MARKER_ENV, kill_marked_where};
-use super::mounts::{self, Mounts};
+use super::mounts;
 use crate::state_dir::write_private;
 
 mod output;
+mod protocol;
 mod stderr;
 use output::{Pump, output_of};
+use protocol::{Reply, Request, StartRequest, older_shim, send};
 use stderr::ShimStderr;
 
 /// How often a replica taken over from a server that died (not a child of this process) is
@@ -66,45 +67,6 @@ const ADOPTED_POLL: Duration = Duration::from_millis(100);
 #[must_use]
 pub fn socket_path(state_dir: &Path) -> PathBuf {
     state_dir.join("shim.sock")
-}
-
-/// What a server sends the shim.
-#[derive(Debug, Serialize, Deserialize)]
-enum Request {
-    /// The server's environment, which the replicas it starts inherit.
-    Hello { env: Vec<(OsString, OsString)> },
-    /// Start a replica.
-    Start(StartRequest),
-}
-
-/// One replica to start.
-#[derive(Debug, Serialize, Deserialize)]
-struct StartRequest {
-    argv: Vec<String>,
-    /// The pod's env and the job's marker, on top of the server's.
-    env: Vec<(String, String)>,
-    working_dir: Option<PathBuf>,
-    log_path: PathBuf,
-    /// How large its log may grow (its output goes through a pump of the shim's, which rotates
-    /// the log beyond it). The kubelet's default when a server from before this field does not
-    /// say.
-    #[serde(default)]
-    log_limit: LogLimit,
-    exit_file: PathBuf,
-    /// The replica's volumes; none from a server before volumes.
-    #[serde(default)]
-    mounts: Option<Mounts>,
-}
-
-/// What the shim sends a server.
-#[derive(Debug, Serialize, Deserialize)]
-enum Reply {
-    /// The replica of the last `Start` runs with this pid (also its process group's id).
-    Started { pid: i32 },
-    /// The replica of the last `Start` could not be started.
-    Failed { error: String, not_found: bool },
-    /// A replica ended with this exit code.
-    Exited { pid: i32, code: i32 },
 }
 
 /// What the shim keeps: the connected server and the replicas that run.
@@ -185,7 +147,9 @@ fn serve_server(shared: &Shared, stream: UnixStream, wake: &mpsc::Sender<()>) {
                 lock(shared).env = env;
                 Ok(())
             }
-            Ok(Request::Start(request)) => start(shared, &request, wake),
+            Ok(Request::Start(request) | Request::StartMounted(request)) => {
+                start(shared, &request, wake)
+            }
             Err(error) => answer(
                 &mut lock(shared),
                 &Reply::Failed {
@@ -332,12 +296,6 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
     }
 }
 
-fn send(stream: &mut UnixStream, message: &impl Serialize) -> io::Result<()> {
-    let mut line = serde_json::to_vec(message).map_err(io::Error::other)?;
-    line.push(b'\n');
-    stream.write_all(&line)
-}
-
 /// A server's connection to the shim.
 #[derive(Debug)]
 pub struct Shim {
@@ -400,7 +358,7 @@ impl Shim {
     pub fn start(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
         let mut env = launch.env.clone();
         env.push((MARKER_ENV.to_owned(), job_uid.to_owned()));
-        let request = Request::Start(StartRequest {
+        let start = StartRequest {
             argv: launch.argv.clone(),
             env,
             working_dir: launch.working_dir.clone(),
@@ -408,7 +366,12 @@ impl Shim {
             log_limit: launch.log_limit,
             exit_file: exit_file(&launch.log_path),
             mounts: launch.mounts.clone(),
-        });
+        };
+        let request = if start.mounts.is_some() {
+            Request::StartMounted(start)
+        } else {
+            Request::Start(start)
+        };
         let (sender, exit) = oneshot::channel();
         let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
         let (stream, replies) = &mut *requests;
@@ -471,7 +434,7 @@ impl Replies {
                     } else {
                         io::ErrorKind::Other
                     };
-                    Err(io::Error::new(kind, error))
+                    Err(io::Error::new(kind, older_shim(error)))
                 }
                 Err(error) => {
                     tracing::warn!(%error, "the shim sent what is not a reply");

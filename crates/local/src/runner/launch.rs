@@ -261,34 +261,7 @@ fn prepare_one(
         None => ReplicaVolumes::default(),
     };
     let working_dir = container.working_dir.as_ref().map(PathBuf::from);
-    // What is in a volume is there only once the volumes are made: not checked here.
-    let in_volume = |path: &Path| {
-        volumes
-            .mounts
-            .iter()
-            .any(|mount| path.starts_with(&mount.target))
-    };
-    if let Some(dir) = &working_dir
-        && !in_volume(dir)
-        && !dir.is_dir()
-    {
-        return Err(format!(
-            "workingDir `{}` is not a directory on this machine (the container image's files are not available locally)",
-            dir.display()
-        ));
-    }
-    let program_in_volume = argv.first().is_some_and(|program| {
-        let cwd = mounts::working_dir(working_dir.as_deref()).unwrap_or_default();
-        program.contains('/') && in_volume(&cwd.join(program))
-    });
-    if !program_in_volume {
-        check_command(
-            container,
-            &argv,
-            &env,
-            working_dir.as_deref().filter(|dir| !in_volume(dir)),
-        )?;
-    }
+    check_files(container, &argv, &env, working_dir.as_deref(), &volumes)?;
     let mounts = match (&context.volumes, volumes.mounts.is_empty()) {
         (Some(setup), false) => Some(Mounts {
             mounts: volumes.mounts.clone(),
@@ -320,6 +293,56 @@ fn prepare_one(
         gpus: gpus.to_vec(),
         volumes,
     })
+}
+
+/// Checks that the working directory and the command exist here, but for what is in a volume,
+/// which is there only once the volumes are made (inside the replica's namespace).
+fn check_files(
+    container: &Container,
+    argv: &[String],
+    env: &[(String, String)],
+    working_dir: Option<&Path>,
+    volumes: &ReplicaVolumes,
+) -> Result<(), String> {
+    let in_volume = |path: &Path| {
+        volumes
+            .mounts
+            .iter()
+            .any(|mount| path.starts_with(&mount.target))
+    };
+    if let Some(dir) = working_dir
+        && !in_volume(dir)
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "workingDir `{}` is not a directory on this machine (the container image's files are not available locally)",
+            dir.display()
+        ));
+    }
+    // A program by path in a volume, or by name on a `PATH` that goes through one (an
+    // environment mounted at `/opt/conda`), is found only inside the replica's namespace.
+    let path_in_volume = env
+        .iter()
+        .rev()
+        .find(|(name, _)| name == "PATH")
+        .is_some_and(|(_, path)| std::env::split_paths(path).any(|dir| in_volume(&dir)));
+    let program_in_volume = argv.first().is_some_and(|program| {
+        let cwd = mounts::working_dir(working_dir).unwrap_or_default();
+        if program.contains('/') {
+            in_volume(&cwd.join(program))
+        } else {
+            path_in_volume
+        }
+    });
+    if !program_in_volume {
+        check_command(
+            container,
+            argv,
+            env,
+            working_dir.filter(|dir| !in_volume(dir)),
+        )?;
+    }
+    Ok(())
 }
 
 /// The container that runs locally: the kind's default container (`tensorflow`, `pytorch`...)

@@ -180,9 +180,13 @@ pub async fn run(
     watchdog.remove_if_abandoned(&store.pods_dir(&record.uid));
     let replaced = store.insert_job(&record)?;
     if let Some(old) = replaced.uid {
-        // The replaced run's logs and event files go with its record; the watchdog removes them
-        // off this path.
-        for dir in [store.logs_dir(&old), store.tensorboard_dir(&old)] {
+        // The replaced run's logs, event files and volume files go with its record; the watchdog
+        // removes them off this path.
+        for dir in [
+            store.logs_dir(&old),
+            store.tensorboard_dir(&old),
+            store.pods_dir(&old),
+        ] {
             if !watchdog.remove_dir(&dir) {
                 let _ = std::fs::remove_dir_all(&dir);
             }

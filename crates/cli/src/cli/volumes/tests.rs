@@ -126,3 +126,18 @@ fn volumes_lists_or_deletes() {
     let error = parse(&["volumes", "-n", "ml", "-A"]).expect_err("both");
     assert_eq!(error.kind(), ErrorKind::ArgumentConflict);
 }
+
+#[test]
+fn delete_takes_claim_names_never_paths() {
+    for path in ["..", "/", "a/b", "../team-b"] {
+        let (message, code) = refusal(&["volumes", "delete", path]);
+        assert!(
+            message.starts_with(&format!(
+                "error: invalid value '{path}' for '<CLAIM>...': `{path}` is not a claim's name: "
+            )),
+            "{message}"
+        );
+        assert_eq!(code, 2);
+    }
+    assert!(parse(&["volumes", "delete", "training-data.v2"]).is_ok());
+}

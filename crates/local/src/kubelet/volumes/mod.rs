@@ -271,11 +271,24 @@ impl ReplicaVolumes {
         let replica_dir = || context.dirs.replica.to_path_buf();
         if let Some(claim) = &volume.persistent_volume_claim {
             let name = &claim.claim_name;
-            let path = context
-                .claims
-                .bound(context.namespace, name)
-                .unwrap_or_else(|| claim_dir(context.dirs.claims, context.namespace, name));
-            self.dirs.push(path.clone());
+            let path = match context.claims.bound(context.namespace, name) {
+                // A directory of the user's is never made: a dataset whose disk is not mounted
+                // must not become an empty directory the job trains on.
+                Some(bound) if !bound.is_dir() => {
+                    return Err(format!(
+                        "volume `{}`: claim {name} is bound to {}, which is not a directory now \
+                         (mount it again, or bind the claim elsewhere with --volume)",
+                        volume.name,
+                        bound.display()
+                    ));
+                }
+                Some(bound) => bound,
+                None => {
+                    let own = claim_dir(context.dirs.claims, context.namespace, name);
+                    self.dirs.push(own.clone());
+                    own
+                }
+            };
             return Ok(Backing::Claim {
                 claim: name.clone(),
                 path,
@@ -407,26 +420,6 @@ impl ReplicaVolumes {
             projection.write()?;
         }
         Ok(())
-    }
-
-    /// Where `path`, as the replica sees it, is on this machine: the path under the mount that
-    /// holds it, or the path itself; `None` inside a tmpfs.
-    #[must_use]
-    pub fn host_path_of(&self, path: &Path) -> Option<PathBuf> {
-        let holder = self
-            .mounts
-            .iter()
-            .rev()
-            .find(|mount| path.starts_with(&mount.target));
-        match holder {
-            None => Some(path.to_path_buf()),
-            Some(Mount {
-                source: MountSource::Bind(source),
-                target,
-                ..
-            }) => Some(source.join(path.strip_prefix(target).unwrap_or(path))),
-            Some(_) => None,
-        }
     }
 }
 

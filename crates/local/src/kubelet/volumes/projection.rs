@@ -23,7 +23,7 @@ const CONFIG_MAP_MODE: u32 = 0o644;
 const SECRET_MODE: u32 = 0o600;
 
 /// One file of a projection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ProjectedFile {
     /// Its path in the volume, relative.
     pub path: PathBuf,
@@ -31,6 +31,17 @@ pub struct ProjectedFile {
     pub bytes: Vec<u8>,
     /// Its permission bits.
     pub mode: u32,
+}
+
+impl std::fmt::Debug for ProjectedFile {
+    /// The path, size and mode: never the content, which may be a Secret's.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectedFile")
+            .field("path", &self.path)
+            .field("bytes", &self.bytes.len())
+            .field("mode", &format_args!("{:o}", self.mode))
+            .finish()
+    }
 }
 
 /// The files of one ConfigMap or Secret volume, and the directory they go to.

@@ -3,12 +3,12 @@
 //! namespace), before anything else of `trainctl`.
 
 use std::collections::HashSet;
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{self, Write as _};
 use std::os::fd::{AsFd as _, AsRawFd as _, OwnedFd};
-use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::DirBuilderExt as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
@@ -17,7 +17,7 @@ use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::stat::{Mode, SFlag};
 use nix::sys::statvfs::{FsFlags, statvfs};
-use nix::unistd::{chdir, dup2_stdin, execvp, getegid, geteuid, pivot_root};
+use nix::unistd::{chdir, dup2_stdin, getegid, geteuid, pivot_root};
 
 use super::{HELPER_FAILED, Mounts};
 use crate::kubelet::volumes::{Mount, MountSource};
@@ -69,7 +69,10 @@ pub fn enter_and_exec(mounts: &Mounts, argv: &[OsString]) -> ! {
     std::process::exit(HELPER_FAILED)
 }
 
-/// Standard input becomes `/dev/null`; `argv` runs in this process's place, found on `PATH`.
+/// Standard input becomes `/dev/null`; `argv` runs in this process's place, found on `PATH`,
+/// through the standard library's `exec`, which, as its `spawn` does, gives the command the
+/// default `SIGPIPE` (this process ignores it, as every Rust program does) and an empty signal
+/// mask: a replica with volumes behaves as one without (`gen | head` ends quietly).
 fn exec(argv: &[OsString]) -> Result<std::convert::Infallible, Failure> {
     let null = open(
         "/dev/null",
@@ -78,25 +81,26 @@ fn exec(argv: &[OsString]) -> Result<std::convert::Infallible, Failure> {
     )
     .map_err(|errno| Failure::new("/dev/null", errno))?;
     dup2_stdin(&null).map_err(|errno| Failure::new("standard input", errno))?;
-    let argv: Vec<CString> = argv
-        .iter()
-        .map(|arg| CString::new(arg.as_bytes()))
-        .collect::<Result<_, _>>()
-        .map_err(|_| Failure::new("the command", Errno::EINVAL))?;
-    let program = argv[0].clone();
-    execvp(&program, &argv)
-        .map_err(|errno| Failure::new(format!("exec {}", program.to_string_lossy()), errno))
+    let (program, arguments) = argv
+        .split_first()
+        .ok_or_else(|| Failure::new("the command", Errno::EINVAL))?;
+    let error = std::process::Command::new(program).args(arguments).exec();
+    Err(io_failure(
+        format!("exec {}", program.to_string_lossy()),
+        &error,
+    ))
 }
 
 /// The namespaces, the new root and the mounts, then the working directory.
 fn setup(spec: &Mounts) -> Result<(), Failure> {
     enter_namespaces()?;
-    // Nothing mounted here reaches the machine's namespace, nor the other way.
+    // Nothing mounted here reaches the machine's namespace; what the machine mounts later (a
+    // dataset, an automounted home) still shows here.
     mount(
         None::<&str>,
         "/",
         None::<&str>,
-        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        MsFlags::MS_REC | MsFlags::MS_SLAVE,
         None::<&str>,
     )
     .map_err(|errno| Failure::new("cannot make the mounts private", errno))?;

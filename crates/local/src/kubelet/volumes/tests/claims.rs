@@ -39,13 +39,30 @@ fn a_claim_is_its_own_directory_under_the_claims_unless_bound() {
     // A claim is not the replica's: its directory is not made afresh.
     assert_eq!(plan.replica_dir, None);
 
+    // A bound directory is the user's: used as it is, never made.
+    let dataset = tempfile::tempdir().expect("a dataset");
     let bound = Bound(BTreeMap::from([(
         ("team".to_owned(), "shared".to_owned()),
-        PathBuf::from("/srv/datasets"),
+        dataset.path().to_owned(),
     )]));
-    let plan = plan_with(volumes, mounts, &[], &companions(), &bound).expect("plans");
-    assert_eq!(plan.mounts, vec![bind("/data", "/srv/datasets", false)]);
-    assert_eq!(plan.dirs, vec![PathBuf::from("/srv/datasets")]);
+    let plan =
+        plan_with(volumes.clone(), mounts.clone(), &[], &companions(), &bound).expect("plans");
+    let source = dataset.path().to_str().expect("UTF-8");
+    assert_eq!(plan.mounts, vec![bind("/data", source, false)]);
+    assert!(plan.dirs.is_empty(), "{:?}", plan.dirs);
+
+    // One whose directory is gone (a disk not mounted) is refused, not made empty.
+    let gone = Bound(BTreeMap::from([(
+        ("team".to_owned(), "shared".to_owned()),
+        dataset.path().join("unmounted"),
+    )]));
+    assert_eq!(
+        plan_with(volumes, mounts, &[], &companions(), &gone).expect_err("refused"),
+        format!(
+            "volume `data`: claim shared is bound to {source}/unmounted, which is not a directory \
+             now (mount it again, or bind the claim elsewhere with --volume)"
+        )
+    );
 }
 
 #[test]

@@ -1,7 +1,5 @@
 //! The other fields of a mount and the mounts together: `mountPath`, the volume it names,
-//! `readOnly`, the order of the mounts, and [`host_path_of`].
-//!
-//! [`host_path_of`]: ReplicaVolumes::host_path_of
+//! `readOnly`, and the order of the mounts.
 
 use super::*;
 
@@ -118,35 +116,4 @@ fn parents_are_mounted_before_what_they_hold() {
         .map(|(name, _)| name.as_str())
         .collect();
     assert_eq!(names, ["a", "b", "c", "d"]);
-}
-
-#[test]
-fn host_path_of_finds_the_mount_that_holds_a_path() {
-    let plan = planned(
-        json!([
-            {"name": "data", "persistentVolumeClaim": {"claimName": "shared"}},
-            {"name": "scratch", "emptyDir": {}},
-            {"name": "shm", "emptyDir": {"medium": "Memory"}},
-        ]),
-        json!([
-            {"name": "data", "mountPath": "/data"},
-            {"name": "scratch", "mountPath": "/data/tmp"},
-            {"name": "shm", "mountPath": "/dev/shm"},
-        ]),
-    )
-    .expect("plans");
-    let claim = Path::new("/state/volumes/team/shared");
-    let scratch = PathBuf::from(REPLICA).join("scratch");
-    let of = |path: &str| plan.host_path_of(Path::new(path));
-    assert_eq!(of("/data"), Some(claim.to_path_buf()));
-    assert_eq!(of("/data/train.py"), Some(claim.join("train.py")));
-    assert_eq!(of("/data/tmp/x/y"), Some(scratch.join("x/y")));
-    // A path beside a mount's, with the same first letters, is not in it.
-    assert_eq!(of("/database/x"), Some(PathBuf::from("/database/x")));
-    assert_eq!(
-        of("/usr/bin/python"),
-        Some(PathBuf::from("/usr/bin/python"))
-    );
-    // A tmpfs is nowhere on the machine.
-    assert_eq!(of("/dev/shm/x"), None);
 }
