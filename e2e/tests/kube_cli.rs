@@ -283,12 +283,16 @@ fn assert_get(namespace: &str, state: &str, local: Option<&Local>) {
     assert_eq!(table.len(), 2);
     let wide = cells(&ok(None, namespace, &["get", "-o", "wide"]));
     let header = [
-        "NAME", "STATE", "AGE", "REPLICAS", "RESTARTS", "DURATION", "REASON",
+        "NAME", "STATE", "AGE", "REPLICAS", "RESTARTS", "DURATION", "REASON", "PROGRESS",
     ];
     assert_eq!(wide[0], header);
     assert_eq!(wide[1][..2], ["tfjob/cli", state]);
     assert_eq!(wide[1][3..5], ["Worker:2", "0"]);
     assert_eq!(wide[1][6], "-", "it does not wait: {wide:?}");
+    assert_eq!(
+        wide[1][7], "-",
+        "a cluster's event files are not read: {wide:?}"
+    );
     assert!(is_age(&wide[1][2]) && is_age(&wide[1][5]), "{wide:?}");
     let named = cells(&ok(None, namespace, &["get", "tfjob", "cli"]));
     assert_eq!(named[1][..2], ["cli", state]);

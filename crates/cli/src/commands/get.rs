@@ -34,7 +34,7 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     let namespace = args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-    let printer = Printer::new(args, &selection, namespace)?.on_this_machine();
+    let printer = Printer::new(args, &selection, namespace)?;
     let store = Store::open(&state_dir(state)?)?;
     let gather = || gather_local(&store, &selection, namespace, args);
     let (records, code) = gather()?;
@@ -279,13 +279,14 @@ fn restarts(store: &Store, records: &[JobRecord], printer: &Printer) -> anyhow::
         .collect()
 }
 
-/// Each record's training progress, from its event files, when the printer shows it.
+/// Each record's training progress, from its event files, when the printer shows it (`-o wide`,
+/// with the restarts).
 fn progresses(
     store: &Store,
     records: &[JobRecord],
     printer: &Printer,
 ) -> anyhow::Result<Vec<Option<String>>> {
-    if !printer.shows_progress() {
+    if !printer.shows_restarts() {
         return Ok(Vec::new());
     }
     records

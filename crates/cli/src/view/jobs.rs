@@ -1,7 +1,7 @@
 //! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`, or when the
 //! jobs span several), NAME, STATE, AGE, with `-o wide` REPLICAS, RESTARTS, DURATION, REASON
 //! (why a job waits) and PROGRESS (the latest step and main scalar of its TensorBoard event
-//! files, this machine's jobs only), and with `--show-labels` LABELS; the same for jobs of this machine and of
+//! files: `-` on a cluster, whose files are not read), and with `--show-labels` LABELS; the same for jobs of this machine and of
 //! a cluster.
 
 use jiff::{SignedDuration, Timestamp};
@@ -41,10 +41,8 @@ pub struct Columns {
     pub with_kind: bool,
     /// NAMESPACE first.
     pub with_namespace: bool,
-    /// REPLICAS, RESTARTS, DURATION and REASON (`-o wide`).
+    /// REPLICAS, RESTARTS, DURATION, REASON and PROGRESS (`-o wide`).
     pub wide: bool,
-    /// PROGRESS (`-o wide` of this machine's jobs, whose event files are read).
-    pub progress: bool,
     /// LABELS last (`--show-labels`).
     pub labels: bool,
 }
@@ -93,8 +91,7 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
         ]);
     }
     let mut keep = vec![columns.with_namespace, true, true, true];
-    keep.extend([columns.wide; 4]);
-    keep.push(columns.progress);
+    keep.extend([columns.wide; 5]);
     keep.push(columns.labels);
     table.keep_columns(&keep);
     table

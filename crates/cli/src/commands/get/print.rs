@@ -116,7 +116,6 @@ impl Printer {
                 with_kind: one_named_kind(selection).is_none(),
                 with_namespace: args.all_namespaces,
                 wide: matches!(args.output, Some(GetFormat::Wide)),
-                progress: false,
                 labels: args.show_labels,
             },
             sort_by: args.sort_by.clone(),
@@ -128,19 +127,6 @@ impl Printer {
     /// Whether the rows need each job's restarts (`-o wide`).
     pub fn shows_restarts(&self) -> bool {
         matches!(self.shape, Shape::Table) && self.columns.wide
-    }
-
-    /// The printer of this machine's jobs: `-o wide` shows their PROGRESS too (read from their
-    /// event files; a cluster's are not read).
-    #[must_use]
-    pub fn on_this_machine(mut self) -> Printer {
-        self.columns.progress = self.columns.wide;
-        self
-    }
-
-    /// Whether the table shows PROGRESS, which must then be read.
-    pub fn shows_progress(&self) -> bool {
-        matches!(self.shape, Shape::Table) && self.columns.progress
     }
 
     /// Prints every item, sorted as asked.

@@ -78,8 +78,8 @@ async fn get_wide_counts_restarts_of_the_pods_and_of_those_replaced() {
     assert_eq!(
         outcome.stdout,
         "\
-NAME    STATE     AGE   REPLICAS           RESTARTS   DURATION   REASON
-mnist   Running   5m    Chief:1 Worker:2   3          4m         -
+NAME    STATE     AGE   REPLICAS           RESTARTS   DURATION   REASON   PROGRESS
+mnist   Running   5m    Chief:1 Worker:2   3          4m         -        -
 "
     );
     assert_eq!(
