@@ -375,6 +375,18 @@ impl Client {
         Ok(listed.items)
     }
 
+    /// The dashboard's address with the token (`http://127.0.0.1:PORT/#token=...`), once the
+    /// server has answered `/api/v1/dashboard` with it (so that a dead server or a stale token is
+    /// an error here, not a page that cannot load).
+    pub fn dashboard_url(&self) -> Result<String, ClientError> {
+        let url = format!("{}/api/v1/dashboard", self.url);
+        let request = self.bounded(self.agent.get(&url), self.answer_timeout);
+        let _: serde_json::Value =
+            self.answer("ask for the dashboard", request.call(), self.answer_timeout)?;
+        let token = self.authorization.trim_start_matches("Bearer ");
+        Ok(format!("{}/#token={token}", self.url))
+    }
+
     /// `DELETE` the quota `namespace/name`; the quota as it was.
     pub fn delete_quota(&self, namespace: &str, name: &str) -> Result<ResourceQuota, ClientError> {
         #[derive(Deserialize)]

@@ -33,6 +33,11 @@
 //!   `...loss`, or the first tag) and its point at the highest step, as a [`Progress`].
 //! - [`Runs::problems`]: what could not be read, to show beside the curves.
 //!
+//! # Writing
+//!
+//! [`EventWriter`] writes scalars into a new event file, as TensorFlow 1 does: for programs
+//! without TensorFlow, and for tests and benchmarks of the reading.
+//!
 //! ```no_run
 //! use trainctl_events::{Runs, downsample};
 //!
@@ -60,6 +65,7 @@ pub mod proto;
 mod record;
 mod runs;
 mod scalar;
+mod writer;
 
 pub use downsample::downsample;
 pub use problem::{Defect, Problem, ProblemKind};
@@ -67,3 +73,4 @@ pub use progress::Progress;
 pub use record::MAX_RECORD_LEN;
 pub use runs::{Runs, Series};
 pub use scalar::Point;
+pub use writer::EventWriter;

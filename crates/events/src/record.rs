@@ -103,8 +103,7 @@ impl Cursor {
     }
 }
 
-/// Frames `data` as one `TFRecord`, as TensorFlow's writer does: for the tests' event files.
-#[cfg(test)]
+/// Frames `data` as one `TFRecord`, as TensorFlow's writer does.
 pub fn frame(data: &[u8]) -> Vec<u8> {
     let length = (data.len() as u64).to_le_bytes();
     let mut record = Vec::with_capacity(data.len() + 16);

@@ -304,6 +304,32 @@ pub fn users(store: &Store, namespace: &str, claim: &str) -> Result<Vec<JobRecor
     Ok(users)
 }
 
+/// The directory that backs `claim` of `namespace`: the one it is bound to, else its own under
+/// the state directory, made absolute (the state directory may be given as a relative one).
+pub fn directory(store: &Store, namespace: &str, claim: &str) -> Result<PathBuf, StoreError> {
+    if let Some(binding) = store.claim_binding(namespace, claim)? {
+        return Ok(binding.path);
+    }
+    let own = claim_dir(&store.claims_dir(), namespace, claim);
+    Ok(std::path::absolute(&own).unwrap_or(own))
+}
+
+/// Where `record`'s job's TensorBoard event files are looked for, in order: the job's own
+/// directory ([`Store::tensorboard_dir`], offered to its replicas in
+/// `TRAINCTL_TENSORBOARD_DIR`), then, in each claim the job mounts (in name order), the
+/// directory named after the job (Keras' `log_dir=/logs/<job name>`), where it exists: never a
+/// whole claim, which may be a dataset or shared by other jobs.
+pub fn event_roots(store: &Store, record: &JobRecord) -> Result<Vec<PathBuf>, StoreError> {
+    let mut roots = vec![store.tensorboard_dir(&record.uid)];
+    for claim in claims_of(&record.job) {
+        let own = directory(store, &record.namespace, &claim)?.join(&record.name);
+        if own.is_dir() {
+            roots.push(own);
+        }
+    }
+    Ok(roots)
+}
+
 /// A job as the claims' messages name it: `tfjob/mnist (Running)`.
 #[must_use]
 pub fn user_label(record: &JobRecord) -> String {

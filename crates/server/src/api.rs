@@ -3,15 +3,17 @@
 //! refused (400).
 
 mod body;
+mod dashboard;
 mod errors;
 mod quotas;
+mod watch;
 
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -30,16 +32,25 @@ use errors::{error, failed};
 struct Api {
     supervisor: Arc<Supervisor>,
     token: Arc<str>,
+    /// Bumped at each change of the state database, for the event streams.
+    changes: tokio::sync::watch::Receiver<u64>,
 }
 
-/// The router of the whole API; every route but `/healthz` needs `Authorization: Bearer <token>`
-/// (the scheme's name in any case, as RFC 7235 has it).
-pub fn router(supervisor: Arc<Supervisor>, token: &str) -> Router {
+/// The router of the whole API; every route but `/healthz` and the dashboard's files needs
+/// `Authorization: Bearer <token>` (the scheme's name in any case, as RFC 7235 has it). The event
+/// streams (`/api/v1/watch/...`) wait on `changes`, which changes with the state database.
+pub fn router(
+    supervisor: Arc<Supervisor>,
+    token: &str,
+    changes: tokio::sync::watch::Receiver<u64>,
+) -> Router {
     let api = Api {
         supervisor,
         token: token.into(),
+        changes,
     };
     let job = "/api/v1/namespaces/{namespace}/{plural}/{name}";
+    let watch_job = "/api/v1/watch/namespaces/{namespace}/{plural}/{name}";
     Router::new()
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
@@ -53,38 +64,23 @@ pub fn router(supervisor: Arc<Supervisor>, token: &str) -> Router {
         .route(&format!("{job}/suspend"), post(suspend))
         .route(&format!("{job}/resume"), post(resume))
         .route(&format!("{job}/logs"), get(logs))
-        .route_layer(middleware::from_fn_with_state(api.clone(), authorize))
+        .route(&format!("{job}/scalars"), get(dashboard::scalars))
+        .route("/api/v1/dashboard", get(dashboard::info))
+        .route("/api/v1/job-summaries", get(dashboard::summaries))
+        .route("/api/v1/machine", get(dashboard::machine))
+        .route("/api/v1/watch/job-summaries", get(watch::summaries))
+        .route("/api/v1/watch/machine", get(watch::machine))
+        .route(watch_job, get(watch::job))
+        .route(&format!("{watch_job}/scalars"), get(watch::scalars))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&api.token),
+            crate::auth::require_token,
+        ))
         .route("/healthz", get(|| async { "ok" }))
+        .merge(trainctl_dashboard::router())
         .fallback(errors::unknown_path)
         .layer(middleware::from_fn(errors::envelope))
         .with_state(api)
-}
-
-/// The token of `Authorization: Bearer <token>`, the scheme's name in any case.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim_matches(' '))
-}
-
-async fn authorize(State(api): State<Api>, request: Request, next: Next) -> Response {
-    let given = bearer_token(request.headers()).unwrap_or("");
-    if constant_time_eq(given.as_bytes(), api.token.as_bytes()) {
-        next.run(request).await
-    } else {
-        error(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token (the CLI reads it from server.token in the state directory)",
-            &[],
-        )
-    }
-}
-
-/// Compares without leaking where the first difference is.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 async fn metrics(State(api): State<Api>) -> Response {

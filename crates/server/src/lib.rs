@@ -4,14 +4,18 @@
 //! job ([`journal`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
 
 pub mod api;
+pub mod auth;
 pub mod backfill;
-mod connections;
+pub mod changes;
+pub mod connections;
+pub mod curves;
 pub mod discovery;
 pub mod journal;
 pub mod metrics;
 mod openapi;
 pub mod queue;
 pub mod quotas;
+pub mod sse;
 pub mod supervisor;
 pub mod view;
 
@@ -45,13 +49,13 @@ pub enum ServeError {
 }
 
 /// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
-/// again under the next server) and `server.json` is removed. `ready` hears the address once it
-/// is published. Slow or silent peers are bounded as [`connections`] describes.
+/// again under the next server) and `server.json` is removed. `ready` hears the address and the
+/// token once they are published. Slow or silent peers are bounded as [`connections`] describes.
 pub async fn serve(
     config: ServerConfig,
     listen: SocketAddr,
     allow_non_loopback: bool,
-    ready: impl FnOnce(&ServerAddress),
+    ready: impl FnOnce(&ServerAddress, &str),
 ) -> Result<(), ServeError> {
     if !listen.ip().is_loopback() {
         if !allow_non_loopback {
@@ -88,17 +92,27 @@ pub async fn serve(
     };
     discovery::publish(&state_dir, &address, &token)
         .map_err(io("cannot write server.json and server.token"))?;
-    ready(&address);
+    ready(&address, &token);
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(io("cannot watch for signals"))?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(io("cannot watch for signals"))?;
-    let app = api::router(std::sync::Arc::clone(&supervisor), &token);
+    let changes = std::sync::Arc::new(
+        changes::Changes::watch(&state_dir).map_err(supervisor::SupervisorError::from)?,
+    );
+    let app = api::router(
+        std::sync::Arc::clone(&supervisor),
+        &token,
+        changes.subscribe(),
+    );
+    let watcher = std::sync::Arc::clone(&changes);
     let stop = async move {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
+        // The event streams end now, so that the connections drain at once.
+        watcher.stop();
     };
     connections::serve(
         listener,

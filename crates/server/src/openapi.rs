@@ -2,6 +2,8 @@
 //! operation documents every status it may answer: `400` (a query or a path it cannot take) and
 //! `401` (no or a wrong token) on each but `/healthz`, which needs no token and takes nothing.
 
+mod dashboard;
+
 use serde_json::{Map, Value, json};
 use trainctl_api::manifest::MAX_MANIFEST_BYTES;
 
@@ -107,7 +109,7 @@ pub fn document() -> Value {
         }
     });
     if let Some(paths) = document["paths"].as_object_mut() {
-        paths.extend(quota_paths());
+        paths.extend(quota_paths().into_iter().chain(dashboard::paths(&job_path)));
     }
     document
 }
@@ -304,6 +306,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 13);
+        assert_eq!(operations, 21);
     }
 }

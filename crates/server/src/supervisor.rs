@@ -7,6 +7,7 @@
 mod claims;
 mod companions;
 mod coordinate;
+mod dashboard;
 mod quotas;
 
 pub use claims::ClaimBound;

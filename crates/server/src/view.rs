@@ -1,5 +1,12 @@
-//! What the API shows of a job: [`JobView`], as `docs/server-api.md` describes it; and what a
-//! submission recorded ([`Submitted`]).
+//! What the API shows of a job: [`JobView`], as `docs/server-api.md` describes it; what a
+//! submission recorded ([`Submitted`]); and what the dashboard shows: a job in one line
+//! ([`JobSummary`]) and the machine ([`MachineView`]).
+
+mod machine;
+mod summary;
+
+pub use machine::{Amounts, GpuHolder, GpuView, HolderView, JobRef, MachineView, QueuedView};
+pub use summary::JobSummary;
 
 use jiff::Timestamp;
 use serde::Serialize;

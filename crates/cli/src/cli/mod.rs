@@ -2,6 +2,7 @@
 //! Every doc comment on a command or an argument is `--help` text.
 
 mod completion;
+mod dashboard;
 mod events;
 mod format;
 mod jobs;
@@ -19,6 +20,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use completion::CompletionArgs;
+pub use dashboard::DashboardArgs;
 pub use events::EventsArgs;
 pub use format::Format;
 pub use jobs::{GetArgs, GetFormat, JobArgs, JobsArgs, SubmitArgs, WaitArgs};
@@ -398,6 +400,35 @@ Examples:
   trainctl server --webhook http://127.0.0.1:9000/hook
   trainctl server --on-finish 'notify-send \"$TRAINCTL_JOB_NAME $TRAINCTL_JOB_STATE\"'")]
     Server(ServerArgs),
+
+    /// Open the web dashboard: every job live, each job's replicas, conditions, events and
+    /// logs, its training curves (from TensorBoard event files), and this machine. Prints the
+    /// address (with its token) and opens it in your browser. With --kube, serve the same pages
+    /// for a cluster's jobs, from this machine, until Ctrl-C.
+    #[command(after_help = "\
+The dashboard is served by `trainctl server` at its address; the page needs the token that
+`trainctl server` writes into the state directory, which this command adds to the address
+(`http://127.0.0.1:PORT/#token=...`). Without a desktop (no DISPLAY or WAYLAND_DISPLAY, and no
+$BROWSER), the address is printed only: from another machine, forward the port first
+(ssh -L PORT:127.0.0.1:PORT host). Curves come from the event files a job's replicas write into
+$TRAINCTL_TENSORBOARD_DIR (README, \"Dashboard\").
+
+With --kube, no server is needed: this command serves the pages itself, on --listen (loopback
+only unless --allow-non-loopback), with a fresh token, and reads the jobs of -n (else the
+context's namespace) or of every namespace (-A), their pods and events, and their logs through
+the kubeconfig, as `trainctl --kube get`, `describe` and `logs` do. Suspend, resume and delete
+are offered when RBAC lets you patch and delete the jobs. Curves and the Machine page are this
+machine's: a cluster's are not shown (for its nodes: kubectl top nodes). It prints the address
+on stdout and serves until Ctrl-C (SIGINT or SIGTERM).
+
+Examples:
+  trainctl server &                  start the server
+  trainctl dashboard                 open the dashboard
+  trainctl dashboard --no-browser    print its address only
+  trainctl --kube dashboard          the kubeconfig's cluster, the context's namespace
+  trainctl --kube dashboard -A       every namespace
+  trainctl --kube --context prod dashboard -n team-a --listen 127.0.0.1:7481 --no-browser")]
+    Dashboard(DashboardArgs),
 
     /// Run the Kubernetes operator: one controller per job kind, turning the cluster's jobs into
     /// Pods, Services and PodGroups, with leader election, `/metrics`, `/healthz` and `/readyz`.

@@ -2,6 +2,7 @@
 
 mod completion;
 mod crd;
+mod dashboard;
 mod delete;
 mod describe;
 mod events;
@@ -52,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "`trainctl run` runs a job on this machine and has no cluster mode; to run it on \
                  the cluster: trainctl --kube submit -f FILE"
             ),
+            Command::Dashboard(args) => return dashboard::in_cluster(args, &cli.cluster),
             Command::Server(_) => anyhow::bail!(
                 "`trainctl server` is this machine's control plane and has no cluster mode"
             ),
@@ -86,6 +88,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(args) => wait::run(&args, state),
         Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
+        Command::Dashboard(args) => dashboard::run(&args, state),
         Command::Operator(args) => operator::run(&args, &cli.cluster),
         Command::Events(args) => events::run(&args, state),
         Command::Top(args) => top::run(&args, state),

@@ -39,11 +39,15 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
             config,
             args.listen,
             args.allow_non_loopback,
-            |address| {
+            |address, token| {
                 eprintln!(
                     "trainctl server listening on {} (state directory {}); Ctrl-C stops it",
                     address.url,
                     dir.display()
+                );
+                eprintln!(
+                    "dashboard: {}/#token={token} (or: trainctl dashboard)",
+                    address.url
                 );
             },
         ))?;

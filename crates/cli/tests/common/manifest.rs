@@ -21,6 +21,8 @@ pub struct Replicas<'a> {
     pub env: &'a [&'a str],
     /// Its `restartPolicy`.
     pub policy: &'a str,
+    /// Its container's `resources` (a YAML flow mapping); none when empty.
+    pub resources: &'a str,
 }
 
 impl<'a> Replicas<'a> {
@@ -34,6 +36,7 @@ impl<'a> Replicas<'a> {
             mounts: &[],
             env: &[],
             policy: "Never",
+            resources: "",
         }
     }
 
@@ -58,6 +61,11 @@ impl<'a> Replicas<'a> {
     /// The same, with this env.
     pub fn env(self, env: &'a [&'a str]) -> Replicas<'a> {
         Replicas { env, ..self }
+    }
+
+    /// The same, with these `resources` (`{requests: {cpu: 1}}`).
+    pub fn resources(self, resources: &'a str) -> Replicas<'a> {
+        Replicas { resources, ..self }
     }
 
     /// The same, with this `restartPolicy`.
@@ -131,6 +139,9 @@ fn manifest(
                     line(12, &format!("- {item}"));
                 }
             }
+        }
+        if !replicas.resources.is_empty() {
+            line(12, &format!("resources: {}", replicas.resources));
         }
         for text in ["command:", "- sh", "- -c", "- |"] {
             line(12, text);

@@ -8,6 +8,7 @@
 
 pub mod manifest;
 pub mod server;
+pub mod sse;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -56,6 +56,11 @@ impl Server {
         }
     }
 
+    /// The bearer token.
+    pub fn token(&self) -> &str {
+        self.token.trim()
+    }
+
     /// The state directory.
     pub fn state_dir(&self) -> &Path {
         self.state.path()
@@ -95,6 +100,17 @@ impl Server {
 
     /// Polls the job until `done` holds for its view.
     pub fn wait_for(&self, name: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        self.wait_for_within(name, what, Duration::from_secs(30), done)
+    }
+
+    /// Polls the job until `done` holds for its view, for at most `within`.
+    pub fn wait_for_within(
+        &self,
+        name: &str,
+        what: &str,
+        within: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
         let started = Instant::now();
         loop {
             let (status, view) = self.job(name);
@@ -102,7 +118,7 @@ impl Server {
                 return view;
             }
             assert!(
-                started.elapsed() < Duration::from_secs(30),
+                started.elapsed() < within,
                 "{name}: never {what}; last {status} {view}"
             );
             std::thread::sleep(Duration::from_millis(50));

@@ -41,6 +41,15 @@ pub struct JobEventRecord {
 }
 
 impl Store {
+    /// A number that changes whenever another connection (another process's, or another of
+    /// this process's) commits to the database: SQLite's `PRAGMA data_version`. Cheap enough to
+    /// ask a few times a second, to learn that something changed without reading what.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .pragma_query_value(None, "data_version", |row| row.get(0))
+            .map_err(sqlite(&self.path, "read the data version".to_owned()))
+    }
+
     /// What each unfinished job whose trainctl process is alive holds, by the job's uid: the
     /// holds that [`Store::reserve`] counts as taken. `T` is the hold's type, as reserved.
     pub fn live_holds<T: DeserializeOwned>(&self) -> Result<Vec<(String, T)>, StoreError> {

@@ -1,0 +1,259 @@
+//! The dashboard in a real browser (headless Chromium through chromedriver, [`browser`]) against
+//! a real `trainctl server`: the Jobs page follows three jobs, the Job page shows replicas, the
+//! conditions' timeline and live logs, suspend from the page suspends, the Curves page draws
+//! what a real TensorFlow job's `TensorBoard` callback wrote, the Machine page shows who holds
+//! each GPU, and a page without the token shows nothing. Each test saves screenshots of the
+//! pages it saw (`browser::screenshots_dir`).
+//!
+//! Ignored by a plain `cargo test`: they need Chromium and chromedriver (`scripts/browser-env`
+//! installs them) and the curves test TensorFlow (`TRAINCTL_EXAMPLES_PATH`, as the examples);
+//! `./scripts/test` runs them. By hand:
+//!
+//! ```sh
+//! scripts/browser-env && TRAINCTL_EXAMPLES_PATH=$(scripts/python-env) \
+//!     cargo test -p trainctl --test dashboard -- --ignored --test-threads 1
+//! ```
+
+mod browser;
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use browser::Browser;
+use common::manifest::{Replicas, tfjob};
+use common::server::{Server, state};
+use serde_json::{Value, json};
+
+fn submit(server: &Server, manifest: &str) {
+    let (status, body) = server.request("POST", "/api/v1/jobs", Some(manifest));
+    assert_eq!(status, 201, "{body}");
+}
+
+/// The page's address with the token, at `route` (`#/machine`).
+fn address(server: &Server, route: &str) -> String {
+    format!(
+        "{}/#token={}{}",
+        server.url,
+        server.token(),
+        route.trim_start_matches('#')
+    )
+}
+
+/// `tr[data-job="default/tfjobs/NAME"] td.state`.
+fn job_state(name: &str) -> String {
+    format!("tr[data-job=\"default/tfjobs/{name}\"] td.state")
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes() {
+    let server = Server::start(&[]);
+    submit(&server, &tfjob("done", "", &[Replicas::workers(1, "true")]));
+    submit(
+        &server,
+        &tfjob("broken", "", &[Replicas::workers(1, "exit 3")]),
+    );
+    submit(
+        &server,
+        &tfjob("running", "", &[Replicas::workers(2, "sleep 6")]),
+    );
+    server.wait_for("done", "succeeded", |view| state(view) == "Succeeded");
+    server.wait_for("broken", "failed", |view| state(view) == "Failed");
+    server.wait_for("running", "running", |view| state(view) == "Running");
+
+    let browser = Browser::start().await;
+    browser.open(&address(&server, "#/")).await;
+    browser.wait_text(&job_state("done"), "Succeeded").await;
+    browser.wait_text(&job_state("broken"), "Failed").await;
+    browser.wait_text(&job_state("running"), "Running").await;
+    // The token left the address bar.
+    let location = browser.until("the address", "return location.href;").await;
+    assert!(!location.to_string().contains("token"), "{location}");
+    browser.screenshot("jobs").await;
+
+    // No reload: a mark left on the page is still there when the job has finished.
+    browser
+        .client
+        .execute("window.stillHere = true;", Vec::new())
+        .await
+        .expect("mark the page");
+    browser.wait_text(&job_state("running"), "Succeeded").await;
+    let still = browser
+        .until("the mark", "return window.stillHere === true;")
+        .await;
+    assert_eq!(still, json!(true));
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn the_job_page_shows_replicas_the_timeline_and_live_logs() {
+    let server = Server::start(&[]);
+    let script = "for i in $(seq 1 40); do echo \"line $i of $HOSTNAME\"; sleep 0.5; done";
+    submit(
+        &server,
+        &tfjob("talker", "", &[Replicas::workers(2, script)]),
+    );
+    server.wait_for("talker", "running", |view| state(view) == "Running");
+
+    let browser = Browser::start().await;
+    browser
+        .open(&address(&server, "#/jobs/default/tfjobs/talker"))
+        .await;
+    for replica in ["worker-0", "worker-1"] {
+        browser
+            .wait_text(
+                &format!("tr[data-replica=\"{replica}\"] td.state"),
+                "Running",
+            )
+            .await;
+    }
+    for condition in ["Created", "Running"] {
+        browser
+            .text(&format!("ol#timeline li[data-condition=\"{condition}\"]"))
+            .await;
+    }
+    browser.screenshot("job").await;
+
+    browser
+        .click("a[href=\"#/jobs/default/tfjobs/talker/logs\"]")
+        .await;
+    browser
+        .until(
+            "the first lines of both replicas",
+            "const t = document.querySelector('pre#logs')?.textContent || ''; \
+             return t.includes('worker-0 | line 2 of') && t.includes('worker-1 | line 2 of');",
+        )
+        .await;
+    // Lines written after the page opened arrive without a reload.
+    browser
+        .until(
+            "a line written later",
+            "return (document.querySelector('pre#logs')?.textContent || '').includes('line 12 of');",
+        )
+        .await;
+    browser.screenshot("logs").await;
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn suspend_from_the_page_suspends_the_job() {
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &tfjob("pausable", "", &[Replicas::workers(1, "sleep 60")]),
+    );
+    server.wait_for("pausable", "running", |view| state(view) == "Running");
+
+    let browser = Browser::start().await;
+    browser
+        .open(&address(&server, "#/jobs/default/tfjobs/pausable"))
+        .await;
+    browser.click("#action-suspend").await;
+    browser.click("#confirm-yes").await;
+    server.wait_for("pausable", "suspended", |view| state(view) == "Suspended");
+    browser.text("#action-resume").await;
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn without_the_token_the_page_shows_no_data() {
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &tfjob("hidden", "", &[Replicas::workers(1, "sleep 60")]),
+    );
+    let browser = Browser::start().await;
+    browser.open(&format!("{}/", server.url)).await;
+    let said = browser.text("#auth-error").await;
+    assert!(said.contains("trainctl dashboard"), "{said}");
+    let body = browser
+        .until(
+            "the page's text",
+            "return document.body.textContent || ' ';",
+        )
+        .await;
+    assert!(!body.to_string().contains("hidden"), "{body}");
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn the_machine_page_shows_who_holds_each_gpu() {
+    let server = Server::start(&["--gpus", "2", "--cpus", "2"]);
+    let holder = tfjob(
+        "gpu-holder",
+        "",
+        &[Replicas::workers(1, "sleep 60").resources("{limits: {nvidia.com/gpu: 1, cpu: 2}}")],
+    );
+    submit(&server, &holder);
+    server.wait_for("gpu-holder", "running", |view| state(view) == "Running");
+    submit(
+        &server,
+        &tfjob(
+            "behind",
+            "",
+            &[Replicas::workers(1, "true").resources("{requests: {cpu: 1}}")],
+        ),
+    );
+    let browser = Browser::start().await;
+    browser.open(&address(&server, "#/machine")).await;
+    let held = browser.text("table#gpus tr[data-gpu=\"0\"]").await;
+    assert!(
+        held.contains("gpu-holder") && held.contains("worker-0"),
+        "{held}"
+    );
+    let free = browser.text("table#gpus tr[data-gpu=\"1\"]").await;
+    assert!(free.contains("free"), "{free}");
+    let queue = browser.text("table#queue").await;
+    assert!(queue.contains("behind"), "{queue}");
+    browser.screenshot("machine").await;
+    browser.close().await;
+}
+
+/// The bin directory of the virtualenv with TensorFlow (`scripts/python-env`).
+fn examples_path() -> PathBuf {
+    PathBuf::from(std::env::var_os("TRAINCTL_EXAMPLES_PATH").unwrap_or_else(|| {
+        panic!(
+            "TRAINCTL_EXAMPLES_PATH is not set: it names the bin directory of a virtualenv with \
+             TensorFlow (TRAINCTL_EXAMPLES_PATH=$(scripts/python-env))"
+        )
+    }))
+}
+
+#[tokio::test]
+#[ignore = "needs chromium, chromedriver and TensorFlow: run through ./scripts/test"]
+async fn the_curves_page_draws_what_a_tensorflow_job_wrote() {
+    let python = examples_path().join("python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dashboard/keras_curves.py");
+    let command = format!("EPOCHS=6 {} {}", python.display(), script.display());
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &tfjob("keras", "", &[Replicas::workers(1, &command)]),
+    );
+    let view = server.wait_for_within("keras", "finished", Duration::from_secs(180), |view| {
+        view["finished"] == Value::Bool(true)
+    });
+    assert_eq!(state(&view), "Succeeded", "{view}");
+
+    let browser = Browser::start().await;
+    browser
+        .open(&address(&server, "#/jobs/default/tfjobs/keras/curves"))
+        .await;
+    let drawn = browser
+        .until(
+            "the epoch_loss chart",
+            "const e = document.querySelector('div.chart[data-tag=\"epoch_loss\"]'); \
+             return e && e.dataset.points;",
+        )
+        .await;
+    let drawn: Value = serde_json::from_str(drawn.as_str().expect("text")).expect("JSON");
+    assert_eq!(drawn, json!({ "train": 6, "validation": 6 }));
+    browser.screenshot("curves").await;
+    browser.close().await;
+}

@@ -1,0 +1,147 @@
+// The Jobs page (`#/`): every job in a sortable, filterable table, live from
+// /api/v1/watch/job-summaries; ages and durations tick every second.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { jobHref } from "../api.js";
+import { useNow } from "../clock.js";
+import { StateCell } from "../components/state.js";
+import { EmptyRow, Loading, StreamError } from "../components/status.js";
+import { age, fullTime, humanDuration, parseTime } from "../format.js";
+import { html } from "../html.js";
+import { markOnce } from "../marks.js";
+import { useEventStream } from "../sse.js";
+
+/** Milliseconds the job ran: from started (or created) to finished (or now). */
+function runMs(job, now) {
+  const start = parseTime(job.started ?? job.created);
+  const end = job.finishedAt ? parseTime(job.finishedAt) : now;
+  return Number.isNaN(start) ? NaN : end - start;
+}
+
+/** `#2 in queue: reason` for a waiting job, the reason alone when not queued. */
+function waitingText(job) {
+  if (job.queuePosition != null) return `#${job.queuePosition} in queue${job.waiting ? `: ${job.waiting}` : ""}`;
+  return job.waiting ?? "";
+}
+
+/** The table's columns; `sort` gives the value sorted on (ascending; `age` ascending is newest first). */
+const COLUMNS = [
+  { key: "name", label: "Name", sort: (job) => job.name },
+  { key: "kind", label: "Kind", sort: (job) => job.kind },
+  { key: "namespace", label: "Namespace", sort: (job) => job.namespace },
+  { key: "state", label: "State", sort: (job) => job.state },
+  { key: "replicas", label: "Ready", sort: (job) => job.replicasReady * 1e6 + job.replicasTotal, numeric: true },
+  { key: "restarts", label: "Restarts", sort: (job) => job.restarts, numeric: true },
+  { key: "age", label: "Age", sort: (job) => -parseTime(job.created), numeric: true },
+  { key: "duration", label: "Duration", sort: (job, now) => runMs(job, now), numeric: true },
+  { key: "gpus", label: "GPUs", sort: (job) => job.gpus, numeric: true },
+  { key: "waiting", label: "Waiting", sort: (job) => job.queuePosition ?? (job.waiting ? 1e9 : Infinity) },
+];
+
+function compare(a, b) {
+  if (typeof a === "number" && typeof b === "number") {
+    // NaN (no time) sorts last.
+    if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) - Number.isNaN(b);
+    return a - b;
+  }
+  return String(a ?? "").localeCompare(String(b ?? ""), undefined, { numeric: true });
+}
+
+/** A filter `<select>`: "all" and each value found in the jobs. */
+function Filter({ id, label, values, value, onChange }) {
+  // Keep the chosen value listed even when no job has it any more.
+  const options = [...new Set([...values, ...(value ? [value] : [])])].sort();
+  return html`<label>${label}
+    <select id=${id} value=${value} onChange=${(event) => onChange(event.currentTarget.value)}>
+      <option value="">all</option>
+      ${options.map((option) => html`<option value=${option}>${option}</option>`)}
+    </select>
+  </label>`;
+}
+
+function JobRow({ job, now }) {
+  const id = `${job.namespace}/${job.plural}/${job.name}`;
+  const ms = runMs(job, now);
+  return html`<tr data-job=${id}>
+    <td class="name"><a href=${jobHref(job.namespace, job.plural, job.name)}>${job.name}</a></td>
+    <td>${job.kind}</td>
+    <td>${job.namespace}</td>
+    <${StateCell} state=${job.state} />
+    <td class="num">${job.replicasReady}/${job.replicasTotal}</td>
+    <td class=${`num${job.restarts > 0 ? " warn" : ""}`}>${job.restarts}</td>
+    <td class="num" title=${fullTime(job.created)}>${age(job.created, now)}</td>
+    <td class="num">${Number.isNaN(ms) ? "" : humanDuration(ms)}</td>
+    <td class=${`num${job.gpus ? "" : " muted"}`}>${job.gpus ?? 0}</td>
+    <td class="waiting">${job.finishedAt ? "" : waitingText(job)}</td>
+  </tr>`;
+}
+
+export function JobsPage() {
+  const [jobs, setJobs] = useState(null);
+  const [namespace, setNamespace] = useState("");
+  const [kind, setKind] = useState("");
+  const [state, setState] = useState("");
+  const [sort, setSort] = useState({ key: "age", reverse: false });
+  const now = useNow();
+  const stream = useEventStream("/api/v1/watch/job-summaries", { jobs: (data) => setJobs(data.items ?? []) });
+
+  const shown = useMemo(() => {
+    if (!jobs) return [];
+    const column = COLUMNS.find(({ key }) => key === sort.key);
+    const filtered = jobs.filter(
+      (job) =>
+        (!namespace || job.namespace === namespace) && (!kind || job.kind === kind) && (!state || job.state === state),
+    );
+    return filtered
+      .map((job) => [column.sort(job, now), job])
+      .sort(([a, jobA], [b, jobB]) => {
+        const order = compare(a, b) || compare(`${jobA.namespace}/${jobA.name}`, `${jobB.namespace}/${jobB.name}`);
+        return sort.reverse ? -order : order;
+      })
+      .map(([, job]) => job);
+  }, [jobs, namespace, kind, state, sort, now]);
+
+  useEffect(() => {
+    if (jobs !== null) markOnce("jobs-rendered");
+  }, [jobs]);
+
+  const values = (field) => [...new Set((jobs ?? []).map((job) => job[field]))];
+  const sortBy = (key) => setSort((old) => ({ key, reverse: old.key === key ? !old.reverse : false }));
+  const running = (jobs ?? []).filter((job) => job.state === "Running").length;
+
+  return html`<section class="page">
+    <div class="page-head">
+      <h1>Jobs</h1>
+      ${jobs ? html`<span class="muted">${jobs.length} ${jobs.length === 1 ? "job" : "jobs"}, ${running} running</span>` : null}
+      <span class="spacer"></span>
+      <div class="filters">
+        <${Filter} id="filter-namespace" label="Namespace" values=${values("namespace")} value=${namespace} onChange=${setNamespace} />
+        <${Filter} id="filter-kind" label="Kind" values=${values("kind")} value=${kind} onChange=${setKind} />
+        <${Filter} id="filter-state" label="State" values=${values("state")} value=${state} onChange=${setState} />
+      </div>
+    </div>
+    <${StreamError} error=${stream.error} what="the jobs" />
+    ${jobs === null && !stream.error ? html`<${Loading} what="jobs" />` : null}
+    ${jobs !== null
+      ? html`<div class="table-wrap"><table id="jobs" class="grid">
+          <thead><tr>
+            ${COLUMNS.map(
+              ({ key, label, numeric }) => html`<th class=${numeric ? "num" : ""}
+                aria-sort=${sort.key === key ? (sort.reverse ? "descending" : "ascending") : undefined}>
+                <button type="button" class="sort" data-sort=${key} onClick=${() => sortBy(key)}>
+                  ${label}<span class="arrow">${sort.key === key ? (sort.reverse ? "▼" : "▲") : ""}</span>
+                </button>
+              </th>`,
+            )}
+          </tr></thead>
+          <tbody>
+            ${shown.map((job) => html`<${JobRow} key=${job.uid || `${job.namespace}/${job.plural}/${job.name}`} job=${job} now=${now} />`)}
+            ${jobs.length === 0
+              ? html`<${EmptyRow} columns=${COLUMNS.length}>No jobs yet: submit one with <code>trainctl submit -f job.yaml</code></${EmptyRow}>`
+              : shown.length === 0
+                ? html`<${EmptyRow} columns=${COLUMNS.length}>No job matches the filters.</${EmptyRow}>`
+                : null}
+          </tbody>
+        </table></div>`
+      : null}
+  </section>`;
+}

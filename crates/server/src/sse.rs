@@ -1,0 +1,82 @@
+//! Server-sent event streams (`text/event-stream`) of a page's data: [`stream`] sends it at once,
+//! then again after each change it is told of, only when it differs from what it sent last. A
+//! comment line every [`KEEP_ALIVE`] keeps idle streams open through proxies. Used by the
+//! server's `/api/v1/watch/...` routes and by the cluster dashboard (`trainctl --kube
+//! dashboard`), each with its own source of changes.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::future::BoxFuture;
+use tokio::sync::watch;
+
+/// How often an idle stream sends a comment line.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// What a stream sends next.
+pub enum Next {
+    /// An event of this name with this JSON, unless it is what was sent last.
+    Data(&'static str, String),
+    /// A last event: what the stream shows is gone.
+    Gone(&'static str, String),
+}
+
+/// The stream of `next`'s events: one at once, then one after each change of `changes` (and,
+/// with `every`, at least that often), each sent only when it differs from the last; it ends
+/// after a [`Next::Gone`] or when `changes` closes.
+pub fn stream<F>(changes: watch::Receiver<u64>, every: Option<Duration>, next: F) -> Response
+where
+    F: FnMut() -> BoxFuture<'static, Next> + Send + 'static,
+{
+    struct Cursor<F> {
+        changes: watch::Receiver<u64>,
+        next: F,
+        last: Option<String>,
+        first: bool,
+        done: bool,
+    }
+    let start = Cursor {
+        changes,
+        next,
+        last: None,
+        first: true,
+        done: false,
+    };
+    let events = futures_util::stream::unfold(start, move |mut cursor| async move {
+        if cursor.done {
+            return None;
+        }
+        loop {
+            if !cursor.first {
+                let open = match every {
+                    None => cursor.changes.changed().await.is_ok(),
+                    Some(period) => tokio::select! {
+                        seen = cursor.changes.changed() => seen.is_ok(),
+                        () = tokio::time::sleep(period) => true,
+                    },
+                };
+                if !open {
+                    return None;
+                }
+            }
+            cursor.first = false;
+            match (cursor.next)().await {
+                Next::Data(_, data) if cursor.last.as_ref() == Some(&data) => {}
+                Next::Data(name, data) => {
+                    let event = Event::default().event(name).data(&data);
+                    cursor.last = Some(data);
+                    return Some((Ok::<_, Infallible>(event), cursor));
+                }
+                Next::Gone(name, data) => {
+                    cursor.done = true;
+                    return Some((Ok(Event::default().event(name).data(data)), cursor));
+                }
+            }
+        }
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+        .into_response()
+}
