@@ -2,9 +2,9 @@
 //! embeds each of them (`include_bytes!`).
 //!
 //! The packages of `web/package-lock.json` are installed by `npm ci` in `OUT_DIR/npm` (never in
-//! the source tree), again only when the lock file changes; `web/build.mjs` then bundles
-//! `web/src` with esbuild. Needs Node.js 18 or newer and npm (`TRAINCTL_NPM` and
-//! `TRAINCTL_NODE` name other commands).
+//! the source tree), again only when the lock file changes or the last install failed;
+//! `web/build.mjs` then bundles `web/src` with esbuild. Needs Node.js 18 or newer and npm
+//! (`TRAINCTL_NPM` and `TRAINCTL_NODE` name other commands).
 
 use std::env;
 use std::fmt::Write as _;
@@ -39,26 +39,29 @@ fn main() {
 /// `npm ci` of `web`'s lock file into `packages`, unless the same lock file was installed there.
 fn install(npm: &str, web: &Path, packages: &Path) {
     let lock = fs::read(web.join("package-lock.json")).expect("read web/package-lock.json");
-    let installed = packages.join("package-lock.json");
-    if fs::read(&installed).is_ok_and(|copy| copy == lock)
-        && packages.join("node_modules").is_dir()
-    {
+    // Written only once `npm ci` succeeded with this lock: a failed install is tried again.
+    let done = packages.join("installed-lock.json");
+    if fs::read(&done).is_ok_and(|copy| copy == lock) {
         return;
     }
     fs::create_dir_all(packages).expect("create OUT_DIR/npm");
     fs::copy(web.join("package.json"), packages.join("package.json")).expect("copy package.json");
-    // npm ci checks the lock against package.json, then installs exactly the lock.
-    fs::write(&installed, &lock).expect("copy package-lock.json");
+    // npm ci checks the lock against package.json, then installs exactly the lock; its packages
+    // come from npm's cache when they are there.
+    fs::write(packages.join("package-lock.json"), &lock).expect("copy package-lock.json");
     let mut ci = Command::new(npm);
     ci.args([
         "ci",
         "--ignore-scripts",
+        "--prefer-offline",
         "--no-audit",
         "--no-fund",
         "--loglevel=error",
     ])
     .current_dir(packages);
+    let _ = fs::remove_file(&done);
     run(&mut ci, &format!("{npm} ci (the dashboard's packages)"));
+    fs::write(&done, &lock).expect("record the installed lock");
 }
 
 /// Runs `command`; panics, saying what to install, when it cannot start or fails.

@@ -375,16 +375,22 @@ impl Client {
         Ok(listed.items)
     }
 
-    /// The dashboard's address with the token (`http://127.0.0.1:PORT/#token=...`), once the
-    /// server has answered `/api/v1/dashboard` with it (so that a dead server or a stale token is
-    /// an error here, not a page that cannot load).
+    /// The dashboard's address with a new one-time login code (`http://127.0.0.1:PORT/#code=...`,
+    /// usable once within 5 minutes): the token itself never goes into an address, which a
+    /// browser's arguments and history would keep.
     pub fn dashboard_url(&self) -> Result<String, ClientError> {
-        let url = format!("{}/api/v1/dashboard", self.url);
-        let request = self.bounded(self.agent.get(&url), self.answer_timeout);
-        let _: serde_json::Value =
-            self.answer("ask for the dashboard", request.call(), self.answer_timeout)?;
-        let token = self.authorization.trim_start_matches("Bearer ");
-        Ok(format!("{}/#token={token}", self.url))
+        #[derive(Deserialize)]
+        struct Issued {
+            code: String,
+        }
+        let url = format!("{}/api/v1/dashboard/codes", self.url);
+        let request = self.bounded(self.agent.post(&url), self.answer_timeout);
+        let issued: Issued = self.answer(
+            "ask for a dashboard login code",
+            request.send_empty(),
+            self.answer_timeout,
+        )?;
+        Ok(format!("{}/#code={}", self.url, issued.code))
     }
 
     /// `DELETE` the quota `namespace/name`; the quota as it was.

@@ -290,20 +290,53 @@ fn no_dashboard_data_without_the_token_and_the_page_holds_none() {
     assert!(!page.contains("secret-name"), "{page}");
 }
 
+/// Exchanges a login code for the token: the status and the body.
+fn login(server: &Server, code: &str) -> (u16, Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let response = agent
+        .post(&format!("{}/api/v1/dashboard/login", server.url))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({ "code": code }).to_string())
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    let body = response.into_body().read_to_string().expect("body");
+    (status, serde_json::from_str(&body).expect("JSON"))
+}
+
 #[test]
-fn trainctl_dashboard_prints_the_address_with_the_token() {
+fn trainctl_dashboard_prints_an_address_with_a_login_code_good_once() {
     let server = Server::start(&[]);
     let state = server.state_dir().to_str().expect("UTF-8").to_owned();
     let printed = trainctl(&["--state-dir", &state, "dashboard", "--no-browser"]);
     assert_eq!(printed.code, Some(0), "{}", printed.stderr);
-    assert_eq!(
-        printed.stdout,
-        format!("{}/#token={}\n", server.url, server.token())
+    let prefix = format!("{}/#code=", server.url);
+    let code = printed
+        .stdout
+        .strip_prefix(&prefix)
+        .and_then(|rest| rest.strip_suffix('\n'))
+        .unwrap_or_else(|| panic!("{prefix}CODE expected: {}", printed.stdout));
+    assert_eq!(code.len(), 64, "{code}");
+    assert!(
+        !printed.stdout.contains(server.token()),
+        "the token is in no address"
     );
     assert!(
-        printed.stderr.contains("holds the server's token"),
+        printed.stderr.contains("Open that address"),
         "{}",
         printed.stderr
+    );
+
+    let (status, body) = login(&server, code);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["token"], server.token());
+    let (status, body) = login(&server, code);
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(
+        body["error"],
+        "this login code is unknown, used or expired: `trainctl dashboard` gives a new address"
     );
 
     drop(server);
@@ -315,4 +348,53 @@ fn trainctl_dashboard_prints_the_address_with_the_token() {
         "{}",
         none.stderr
     );
+}
+
+#[test]
+fn the_server_prints_a_login_link_at_its_start_not_its_token() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let state = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["server", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the server");
+    let stderr = child.stderr.take().expect("piped");
+    let line = BufReader::new(stderr)
+        .lines()
+        .map(|line| line.expect("the server's log"))
+        .find(|line| line.starts_with("dashboard: "))
+        .expect("a dashboard line");
+    let token = std::fs::read_to_string(state.path().join("server.token")).expect("token");
+    assert!(!line.contains(token.trim()), "{line}");
+    let code = line
+        .split("#code=")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("a login code in {line}"))
+        .to_owned();
+    assert!(line.contains("one use within 15 minutes"), "{line}");
+    let address: Value = serde_json::from_slice(
+        &std::fs::read(state.path().join("server.json")).expect("server.json"),
+    )
+    .expect("JSON");
+    let url = address["url"].as_str().expect("url");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let response = agent
+        .post(&format!("{url}/api/v1/dashboard/login"))
+        .header("Content-Type", "application/json")
+        .send(serde_json::json!({ "code": code }).to_string())
+        .expect("the server answers");
+    assert_eq!(response.status().as_u16(), 200);
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    let _ = child.wait();
 }

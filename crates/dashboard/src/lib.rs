@@ -29,6 +29,9 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
      style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
      base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/// The licences of the bundled packages: the one asset whose name has no hash.
+const LICENSES: &str = "/assets/licenses.txt";
+
 /// The built file served at `path`, if any.
 #[must_use]
 pub fn asset(path: &str) -> Option<&'static Asset> {
@@ -54,7 +57,8 @@ async fn page() -> Response {
 
 async fn file(Path(file): Path<String>) -> Response {
     match asset(&format!("/assets/{file}")) {
-        // Names change with content: a browser may keep them for good.
+        Some(found) if found.path == LICENSES => served(found, "no-cache"),
+        // The other names change with their content: a browser may keep them for good.
         Some(found) => served(found, "public, max-age=31536000, immutable"),
         None => (
             StatusCode::NOT_FOUND,
@@ -160,9 +164,11 @@ mod tests {
     fn the_third_party_licences_are_embedded() {
         let legal = ASSETS
             .iter()
-            .find(|asset| asset.path == "/assets/licenses.txt")
-            .expect("the bundle's legal comments");
+            .find(|asset| asset.path == LICENSES)
+            .expect("the bundled packages' licences");
         let text = String::from_utf8_lossy(legal.bytes);
-        assert!(text.contains("MIT"), "{text}");
+        for package in ["preact", "htm", "uplot"] {
+            assert!(text.contains(&format!("{package} ")), "{package} in {text}");
+        }
     }
 }

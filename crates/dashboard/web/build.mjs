@@ -1,5 +1,5 @@
-// Bundles the dashboard (src/main.js and src/style.css, with Preact, htm and uPlot) into
-// OUT/assets/, with content-hashed names, and writes OUT/index.html naming them.
+// Bundles the dashboard (src/main.js and the style sheets it imports, with Preact, htm and
+// uPlot) into OUT/assets/, with content-hashed names, and writes OUT/index.html naming them.
 //
 //   node build.mjs NODE_MODULES OUT
 //

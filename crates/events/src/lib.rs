@@ -32,6 +32,8 @@
 //! - [`Runs::main_tag`] and [`Runs::latest`]: the main scalar (`loss`, `epoch_loss`, any
 //!   `...loss`, or the first tag) and its point at the highest step, as a [`Progress`].
 //! - [`Runs::problems`]: what could not be read, to show beside the curves.
+//! - [`Places`]: several roots in order of preference (a job's own directory, then its claims'),
+//!   kept between refreshes; the first with a scalar gives the curves and the progress.
 //!
 //! # Writing
 //!
@@ -59,6 +61,7 @@
 //! ```
 
 mod downsample;
+mod places;
 mod problem;
 mod progress;
 pub mod proto;
@@ -68,6 +71,7 @@ mod scalar;
 mod writer;
 
 pub use downsample::downsample;
+pub use places::Places;
 pub use problem::{Defect, Problem, ProblemKind};
 pub use progress::Progress;
 pub use record::MAX_RECORD_LEN;

@@ -34,20 +34,31 @@ struct Api {
     token: Arc<str>,
     /// Bumped at each change of the state database, for the event streams.
     changes: tokio::sync::watch::Receiver<u64>,
+    /// The job summaries' stream data, computed once per change for every stream.
+    summaries: Arc<crate::sse::Memo>,
+    /// The machine's stream data, computed once per change for every stream.
+    machine: Arc<crate::sse::Memo>,
+    /// The dashboard's one-time login codes.
+    codes: Arc<crate::auth::LoginCodes>,
 }
 
-/// The router of the whole API; every route but `/healthz` and the dashboard's files needs
-/// `Authorization: Bearer <token>` (the scheme's name in any case, as RFC 7235 has it). The event
-/// streams (`/api/v1/watch/...`) wait on `changes`, which changes with the state database.
+/// The router of the whole API; every route but `/healthz`, the dashboard's files and its login
+/// (`POST /api/v1/dashboard/login`, which takes one of `codes`) needs `Authorization: Bearer
+/// <token>` (the scheme's name in any case, as RFC 7235 has it). The event streams
+/// (`/api/v1/watch/...`) wait on `changes`, which changes with the state database.
 pub fn router(
     supervisor: Arc<Supervisor>,
     token: &str,
     changes: tokio::sync::watch::Receiver<u64>,
+    codes: Arc<crate::auth::LoginCodes>,
 ) -> Router {
     let api = Api {
         supervisor,
         token: token.into(),
         changes,
+        summaries: Arc::default(),
+        machine: Arc::default(),
+        codes,
     };
     let job = "/api/v1/namespaces/{namespace}/{plural}/{name}";
     let watch_job = "/api/v1/watch/namespaces/{namespace}/{plural}/{name}";
@@ -66,6 +77,7 @@ pub fn router(
         .route(&format!("{job}/logs"), get(logs))
         .route(&format!("{job}/scalars"), get(dashboard::scalars))
         .route("/api/v1/dashboard", get(dashboard::info))
+        .route("/api/v1/dashboard/codes", post(dashboard::issue_code))
         .route("/api/v1/job-summaries", get(dashboard::summaries))
         .route("/api/v1/machine", get(dashboard::machine))
         .route("/api/v1/watch/job-summaries", get(watch::summaries))
@@ -77,6 +89,7 @@ pub fn router(
             crate::auth::require_token,
         ))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/api/v1/dashboard/login", post(dashboard::login))
         .merge(trainctl_dashboard::router())
         .fallback(errors::unknown_path)
         .layer(middleware::from_fn(errors::envelope))

@@ -1,8 +1,17 @@
 //! The bearer token every API route but `/healthz` (and the dashboard's files) needs:
 //! [`require_token`], a middleware for axum's `from_fn_with_state`, shared by the server's API
-//! and the cluster dashboard of `trainctl --kube dashboard`.
+//! and the cluster dashboard of `trainctl --kube dashboard`; and the dashboard's one-time login
+//! codes ([`LoginCodes`]), which stand for the token in the addresses a browser is given.
+//!
+//! An address holding the token itself would leave it, for good, wherever the address goes: the
+//! arguments of the browser `trainctl dashboard` starts (readable by every user of the machine in
+//! `/proc`), the server's log, the browser's history. A login code goes there instead: it can be
+//! exchanged once, for a few minutes, for the token (`POST /api/v1/dashboard/login`), which the
+//! page then keeps to itself.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -45,4 +54,52 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 /// Compares without leaking where the first difference is.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// How long a login code given at the server's start may be used.
+pub const START_CODE_LIFETIME: Duration = Duration::from_secs(15 * 60);
+
+/// How long a login code asked for later (`trainctl dashboard`) may be used.
+pub const CODE_LIFETIME: Duration = Duration::from_secs(5 * 60);
+
+/// The login codes not used yet, each until it expires.
+#[derive(Debug, Default)]
+pub struct LoginCodes {
+    live: Mutex<HashMap<String, Instant>>,
+}
+
+impl LoginCodes {
+    /// A new code, usable once within `lifetime`.
+    pub fn issue(&self, lifetime: Duration) -> String {
+        let code = crate::discovery::new_token();
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        live.retain(|_, expires| *expires > now);
+        live.insert(code.clone(), now + lifetime);
+        code
+    }
+
+    /// Whether `code` was issued and has neither been used nor expired; it is used up either way.
+    pub fn redeem(&self, code: &str) -> bool {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        live.remove(code)
+            .is_some_and(|expires| expires > Instant::now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_is_good_once_and_only_before_it_expires() {
+        let codes = LoginCodes::default();
+        let code = codes.issue(Duration::from_secs(60));
+        assert_eq!(code.len(), 64);
+        assert!(!codes.redeem("not-a-code"));
+        assert!(codes.redeem(&code));
+        assert!(!codes.redeem(&code), "a second use");
+        let expired = codes.issue(Duration::ZERO);
+        assert!(!codes.redeem(&expired));
+    }
 }

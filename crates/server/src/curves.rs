@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use trainctl_events::{Runs, downsample};
+use trainctl_events::{Places, downsample};
 use trainctl_local::runner::TENSORBOARD_DIR_ENV;
 
 /// The most points a series may be asked for, and how many when not asked.
@@ -20,7 +20,7 @@ pub const DEFAULT_POINTS: usize = 2_000;
 /// The event files of one job, read so far.
 #[derive(Debug, Default)]
 pub struct Curves {
-    roots: Vec<Runs>,
+    places: Places,
 }
 
 /// What the API answers of a job's curves.
@@ -50,29 +50,18 @@ pub struct SeriesView {
 }
 
 impl Curves {
-    /// Reads what was appended under each of `roots` since the last refresh; a root not seen
-    /// before is read from its start.
-    pub fn refresh(&mut self, roots: Vec<PathBuf>) {
-        let mut kept = std::mem::take(&mut self.roots);
-        for root in roots {
-            match kept.iter().position(|runs| runs.root() == root) {
-                Some(at) => {
-                    let mut runs = kept.swap_remove(at);
-                    runs.refresh();
-                    self.roots.push(runs);
-                }
-                None => self.roots.push(Runs::scan(root)),
-            }
-        }
+    /// Reads what was appended under each of `roots` since the last read (a root not seen
+    /// before from its start), then the curves, each series downsampled to at most `points`.
+    pub fn read(&mut self, roots: Vec<PathBuf>, points: usize) -> ScalarsView {
+        self.places.refresh(roots);
+        self.view(points)
     }
 
     /// The curves, each series downsampled to at most `points` points.
-    #[must_use]
-    pub fn view(&self, points: usize) -> ScalarsView {
+    fn view(&self, points: usize) -> ScalarsView {
         let series = self
-            .roots
-            .iter()
-            .find(|runs| runs.series().next().is_some())
+            .places
+            .first_with_series()
             .map(|runs| {
                 runs.series()
                     .map(|series| SeriesView {
@@ -92,8 +81,8 @@ impl Curves {
             })
             .unwrap_or_default();
         let problems = self
-            .roots
-            .iter()
+            .places
+            .roots()
             .flat_map(|runs| {
                 runs.problems()
                     .map(move |problem| format!("{}: {problem}", runs.root().display()))
@@ -101,8 +90,8 @@ impl Curves {
             .collect();
         ScalarsView {
             roots: self
-                .roots
-                .iter()
+                .places
+                .roots()
                 .map(|runs| runs.root().to_owned())
                 .collect(),
             series,

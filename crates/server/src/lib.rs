@@ -49,8 +49,9 @@ pub enum ServeError {
 }
 
 /// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
-/// again under the next server) and `server.json` is removed. `ready` hears the address and the
-/// token once they are published. Slow or silent peers are bounded as [`connections`] describes.
+/// again under the next server) and `server.json` is removed. `ready` hears the address once it
+/// is published, with a one-time login code for the dashboard (`/#code=...`, usable once within
+/// [`auth::START_CODE_LIFETIME`]). Slow or silent peers are bounded as [`connections`] describes.
 pub async fn serve(
     config: ServerConfig,
     listen: SocketAddr,
@@ -83,6 +84,10 @@ pub async fn serve(
     let bound = listener
         .local_addr()
         .map_err(io("cannot read the bound address"))?;
+    // Watching the database can fail: before the server says where it is.
+    let changes = std::sync::Arc::new(
+        changes::Changes::watch(&state_dir).map_err(supervisor::SupervisorError::from)?,
+    );
     let token = discovery::new_token();
     let address = ServerAddress {
         url: format!("http://{bound}"),
@@ -92,18 +97,17 @@ pub async fn serve(
     };
     discovery::publish(&state_dir, &address, &token)
         .map_err(io("cannot write server.json and server.token"))?;
-    ready(&address, &token);
+    let codes = std::sync::Arc::new(auth::LoginCodes::default());
+    ready(&address, &codes.issue(auth::START_CODE_LIFETIME));
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(io("cannot watch for signals"))?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(io("cannot watch for signals"))?;
-    let changes = std::sync::Arc::new(
-        changes::Changes::watch(&state_dir).map_err(supervisor::SupervisorError::from)?,
-    );
     let app = api::router(
         std::sync::Arc::clone(&supervisor),
         &token,
         changes.subscribe(),
+        codes,
     );
     let watcher = std::sync::Arc::clone(&changes);
     let stop = async move {

@@ -306,6 +306,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(operations, 21);
+        assert_eq!(operations, 23);
     }
 }

@@ -1,8 +1,9 @@
 //! Server-sent event streams (`text/event-stream`) of a page's data: [`stream`] sends it at once,
 //! then again after each change it is told of, only when it differs from what it sent last. A
-//! comment line every [`KEEP_ALIVE`] keeps idle streams open through proxies. Used by the
-//! server's `/api/v1/watch/...` routes and by the cluster dashboard (`trainctl --kube
-//! dashboard`), each with its own source of changes.
+//! comment line every [`KEEP_ALIVE`] keeps idle streams open through proxies. [`Memo`] lets
+//! every stream of one topic share one computation per change. Used by the server's
+//! `/api/v1/watch/...` routes and by the cluster dashboard (`trainctl --kube dashboard`), each
+//! with its own source of changes.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// What a stream sends next.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Next {
     /// An event of this name with this JSON, unless it is what was sent last.
     Data(&'static str, String),
@@ -23,12 +25,54 @@ pub enum Next {
     Gone(&'static str, String),
 }
 
+/// What a topic's streams send, computed once per change however many streams ask: the first
+/// stream to ask after a change computes it (on a blocking thread, never on the runtime's), the
+/// others wait for it and take the same.
+#[derive(Debug, Default)]
+pub struct Memo {
+    last: tokio::sync::Mutex<Option<(u64, Next)>>,
+}
+
+impl Memo {
+    /// What `compute` gives at change `version`: computed now unless it was at that version.
+    pub async fn get<F>(&self, version: u64, compute: F) -> Next
+    where
+        F: FnOnce() -> Next + Send + 'static,
+    {
+        let mut last = self.last.lock().await;
+        if let Some((at, next)) = last.as_ref()
+            && *at == version
+        {
+            return next.clone();
+        }
+        let next = blocking(compute).await;
+        *last = Some((version, next.clone()));
+        next
+    }
+}
+
+/// Runs `compute` on a blocking thread; an `error` event if it panicked.
+pub async fn blocking<F>(compute: F) -> Next
+where
+    F: FnOnce() -> Next + Send + 'static,
+{
+    tokio::task::spawn_blocking(compute)
+        .await
+        .unwrap_or_else(|panicked| {
+            Next::Data(
+                "error",
+                serde_json::json!({ "error": format!("reading the data failed: {panicked}") })
+                    .to_string(),
+            )
+        })
+}
+
 /// The stream of `next`'s events: one at once, then one after each change of `changes` (and,
 /// with `every`, at least that often), each sent only when it differs from the last; it ends
-/// after a [`Next::Gone`] or when `changes` closes.
+/// after a [`Next::Gone`] or when `changes` closes. `next` is given the change it answers.
 pub fn stream<F>(changes: watch::Receiver<u64>, every: Option<Duration>, next: F) -> Response
 where
-    F: FnMut() -> BoxFuture<'static, Next> + Send + 'static,
+    F: FnMut(u64) -> BoxFuture<'static, Next> + Send + 'static,
 {
     struct Cursor<F> {
         changes: watch::Receiver<u64>,
@@ -37,6 +81,9 @@ where
         first: bool,
         done: bool,
     }
+    let mut changes = changes;
+    // What changed before this stream began is in its first event.
+    changes.borrow_and_update();
     let start = Cursor {
         changes,
         next,
@@ -62,7 +109,8 @@ where
                 }
             }
             cursor.first = false;
-            match (cursor.next)().await {
+            let version = *cursor.changes.borrow_and_update();
+            match (cursor.next)(version).await {
                 Next::Data(_, data) if cursor.last.as_ref() == Some(&data) => {}
                 Next::Data(name, data) => {
                     let event = Event::default().event(name).data(&data);

@@ -111,10 +111,7 @@ impl JobView {
         events: &[EventRecord],
         queued: Option<String>,
     ) -> JobView {
-        let state = match (record.state(), &queued) {
-            ("Created" | "Pending", Some(_)) => "Pending",
-            (state, _) => state,
-        };
+        let state = shown_state(record, queued.is_some());
         JobView {
             namespace: record.namespace.clone(),
             name: record.name.clone(),
@@ -128,6 +125,15 @@ impl JobView {
             replicas: replicas.iter().map(ReplicaView::of).collect(),
             events: events.iter().map(EventView::of).collect(),
         }
+    }
+}
+
+/// The state a job is shown in: its record's, except that a job waiting in the queue is
+/// `Pending` (not yet `Created`).
+fn shown_state(record: &JobRecord, queued: bool) -> &'static str {
+    match record.state() {
+        "Created" | "Pending" if queued => "Pending",
+        state => state,
     }
 }
 

@@ -37,7 +37,7 @@ pub fn run(args: &JobsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
         let replicas = store.replicas(&record.uid)?;
         let events = store.events(&record.uid)?;
         let claims = super::volumes::backings(&store, &record.job)?;
-        let progress = super::progress::of(&store, &record)?;
+        let progress = super::progress::Progresses::default().of(&store, &record)?;
         let mut description =
             Description::local(record.state(), record, &replicas, &events, claims);
         description.progress = progress;

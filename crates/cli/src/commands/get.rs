@@ -13,6 +13,7 @@ use trainctl_api::JobKind;
 use trainctl_local::store::{JobRecord, Store};
 
 use self::print::{Item, Printer};
+use super::progress::Progresses;
 use crate::cli::{GetArgs, GetFormat, ReplicasArgs, ReplicasFormat, job_name};
 use crate::cluster::{Cluster, ClusterJob, restarts_by_job};
 use crate::selection::Selection;
@@ -40,7 +41,9 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (records, code) = gather()?;
     let mut stdout = io::stdout().lock();
     let counted = restarts(&store, &records, &printer)?;
-    let items = local_items(&records, &counted, &progresses(&store, &records, &printer)?)?;
+    let mut followed = Progresses::default();
+    let progressed = progresses(&store, &records, &printer, &mut followed)?;
+    let items = local_items(&records, &counted, &progressed)?;
     printer.print(&items, &mut stdout)?;
     if args.watch {
         stdout.flush()?;
@@ -50,7 +53,7 @@ pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
             std::thread::sleep(watch::LOCAL_POLL);
             let (records, _) = gather()?;
             let counted = restarts(&store, &records, &printer)?;
-            let progressed = progresses(&store, &records, &printer)?;
+            let progressed = progresses(&store, &records, &printer, &mut followed)?;
             let items = local_items(&records, &counted, &progressed)?;
             seen.print_changed(&printer, &items, &mut stdout)?;
             stdout.flush()?;
@@ -280,11 +283,12 @@ fn restarts(store: &Store, records: &[JobRecord], printer: &Printer) -> anyhow::
 }
 
 /// Each record's training progress, from its event files, when the printer shows it (`-o wide`,
-/// with the restarts).
+/// with the restarts); `followed` keeps what was read for the next time (`-w`).
 fn progresses(
     store: &Store,
     records: &[JobRecord],
     printer: &Printer,
+    followed: &mut Progresses,
 ) -> anyhow::Result<Vec<Option<String>>> {
     if !printer.shows_restarts() {
         return Ok(Vec::new());
@@ -292,7 +296,7 @@ fn progresses(
     records
         .iter()
         .map(|record| {
-            let progress = super::progress::of(store, record)?;
+            let progress = followed.of(store, record)?;
             Ok(progress.as_ref().map(crate::view::progress::short))
         })
         .collect()

@@ -5,13 +5,28 @@
 //! Event files are looked for where [`event_roots`] says; the first of those places that has a
 //! scalar gives the progress.
 
-use trainctl_events::{Progress, Runs};
+use std::collections::HashMap;
+
+use trainctl_events::{Places, Progress};
 use trainctl_local::claims::event_roots;
 use trainctl_local::store::{JobRecord, Store, StoreError};
 
-/// The progress of `record`'s job, when its event files have a scalar.
-pub(super) fn of(store: &Store, record: &JobRecord) -> Result<Option<Progress>, StoreError> {
-    Ok(event_roots(store, record)?
-        .into_iter()
-        .find_map(|root| Runs::scan(root).latest()))
+/// The event files of the jobs asked about so far, kept between questions, so that `get -w`
+/// reads only what was appended since it last looked.
+#[derive(Debug, Default)]
+pub(super) struct Progresses {
+    by_uid: HashMap<String, Places>,
+}
+
+impl Progresses {
+    /// The progress of `record`'s job, when its event files have a scalar.
+    pub(super) fn of(
+        &mut self,
+        store: &Store,
+        record: &JobRecord,
+    ) -> Result<Option<Progress>, StoreError> {
+        let places = self.by_uid.entry(record.uid.clone()).or_default();
+        places.refresh(event_roots(store, record)?);
+        Ok(places.latest())
+    }
 }

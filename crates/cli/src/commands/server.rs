@@ -39,14 +39,15 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
             config,
             args.listen,
             args.allow_non_loopback,
-            |address, token| {
+            |address, code| {
                 eprintln!(
                     "trainctl server listening on {} (state directory {}); Ctrl-C stops it",
                     address.url,
                     dir.display()
                 );
                 eprintln!(
-                    "dashboard: {}/#token={token} (or: trainctl dashboard)",
+                    "dashboard: {}/#code={code} (a login link for one use within 15 minutes; \
+                     later: trainctl dashboard)",
                     address.url
                 );
             },

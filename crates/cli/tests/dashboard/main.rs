@@ -46,18 +46,44 @@ fn job_state(name: &str) -> String {
     format!("tr[data-job=\"default/tfjobs/{name}\"] td.state")
 }
 
+/// A file the test creates when its job may go on: the shell of [`Gate::wait`] in a replica's
+/// script waits for it.
+struct Gate {
+    dir: tempfile::TempDir,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// The shell that waits for the gate to open.
+    fn wait(&self) -> String {
+        let path = self.dir.path().join("open");
+        format!("while [ ! -e {} ]; do sleep 0.1; done", path.display())
+    }
+
+    fn open(&self) {
+        std::fs::write(self.dir.path().join("open"), "").expect("open the gate");
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
 async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes() {
     let server = Server::start(&[]);
+    let gate = Gate::new();
     submit(&server, &tfjob("done", "", &[Replicas::workers(1, "true")]));
     submit(
         &server,
         &tfjob("broken", "", &[Replicas::workers(1, "exit 3")]),
     );
+    let running = gate.wait();
     submit(
         &server,
-        &tfjob("running", "", &[Replicas::workers(2, "sleep 6")]),
+        &tfjob("running", "", &[Replicas::workers(2, &running)]),
     );
     server.wait_for("done", "succeeded", |view| state(view) == "Succeeded");
     server.wait_for("broken", "failed", |view| state(view) == "Failed");
@@ -79,6 +105,7 @@ async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes(
         .execute("window.stillHere = true;", Vec::new())
         .await
         .expect("mark the page");
+    gate.open();
     browser.wait_text(&job_state("running"), "Succeeded").await;
     let still = browser
         .until("the mark", "return window.stillHere === true;")
@@ -91,10 +118,14 @@ async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes(
 #[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
 async fn the_job_page_shows_replicas_the_timeline_and_live_logs() {
     let server = Server::start(&[]);
-    let script = "for i in $(seq 1 40); do echo \"line $i of $HOSTNAME\"; sleep 0.5; done";
+    let gate = Gate::new();
+    let script = format!(
+        "for i in 1 2 3; do echo \"line $i\"; done\n{}\necho \"after the gate\"\nsleep 60",
+        gate.wait()
+    );
     submit(
         &server,
-        &tfjob("talker", "", &[Replicas::workers(2, script)]),
+        &tfjob("talker", "", &[Replicas::workers(2, &script)]),
     );
     server.wait_for("talker", "running", |view| state(view) == "Running");
 
@@ -124,14 +155,17 @@ async fn the_job_page_shows_replicas_the_timeline_and_live_logs() {
         .until(
             "the first lines of both replicas",
             "const t = document.querySelector('pre#logs')?.textContent || ''; \
-             return t.includes('worker-0 | line 2 of') && t.includes('worker-1 | line 2 of');",
+             return t.includes('worker-0 | line 3') && t.includes('worker-1 | line 3');",
         )
         .await;
-    // Lines written after the page opened arrive without a reload.
+    // Lines written after the page showed the first ones arrive without a reload.
+    gate.open();
     browser
         .until(
-            "a line written later",
-            "return (document.querySelector('pre#logs')?.textContent || '').includes('line 12 of');",
+            "the lines written after the gate opened",
+            "const t = document.querySelector('pre#logs')?.textContent || ''; \
+             return t.includes('worker-0 | after the gate') \
+                 && t.includes('worker-1 | after the gate');",
         )
         .await;
     browser.screenshot("logs").await;
@@ -157,6 +191,37 @@ async fn suspend_from_the_page_suspends_the_job() {
     server.wait_for("pausable", "suspended", |view| state(view) == "Suspended");
     browser.text("#action-resume").await;
     browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn a_login_link_opens_the_page_once() {
+    let server = Server::start(&[]);
+    submit(
+        &server,
+        &tfjob("visible", "", &[Replicas::workers(1, "sleep 60")]),
+    );
+    let (status, issued) = server.request("POST", "/api/v1/dashboard/codes", None);
+    assert_eq!(status, 201, "{issued}");
+    let link = format!(
+        "{}/#code={}",
+        server.url,
+        issued["code"].as_str().expect("a code")
+    );
+
+    let browser = Browser::start().await;
+    browser.open(&link).await;
+    browser.text(&job_state("visible")).await;
+    let location = browser.until("the address", "return location.href;").await;
+    assert!(!location.to_string().contains("code"), "{location}");
+    browser.close().await;
+
+    // Another browser (another profile: no token kept) cannot use the same link.
+    let other = Browser::start().await;
+    other.open(&link).await;
+    let said = other.text("#auth-error").await;
+    assert!(said.contains("used already or has expired"), "{said}");
+    other.close().await;
 }
 
 #[tokio::test]

@@ -30,25 +30,46 @@ function storeToken(token) {
   }
 }
 
+/** Why the page has no access, when it is more than a missing token (a used login link). */
+export const authProblem = createStore(null);
+
 /**
- * When the address ends in `#token=XYZ` (as `trainctl dashboard` prints it), saves the token and
- * replaces the hash with `#/`, so that the token stays neither in the address bar nor in history.
- * A route may follow the token (`#token=XYZ/jobs/default/tfjobs/mnist`, tokens have no `/`): the
- * hash becomes that route.
+ * Takes what the address gives, then replaces the hash with the route that follows it, so that
+ * nothing of it stays in the address bar:
+ * - `#code=CODE` (what `trainctl dashboard` and the server's start print): a one-time login code,
+ *   exchanged for the token (`POST /api/v1/dashboard/login`);
+ * - `#token=TOKEN`: the token itself (the state directory's `server.token`).
+ * A route may follow (`#code=CODE/jobs/default/tfjobs/mnist`: codes and tokens have no `/`).
  */
-export function takeTokenFromAddress() {
-  if (!location.hash.startsWith("#token=")) return;
-  const rest = location.hash.slice("#token=".length);
-  const slash = rest.indexOf("/");
-  let token = slash < 0 ? rest : rest.slice(0, slash);
-  const route = slash < 0 ? "/" : rest.slice(slash);
+export async function takeCredentialsFromAddress() {
+  const found = /^#(code|token)=([^/]*)(.*)$/.exec(location.hash);
+  if (!found) return;
+  const [, what, value, rest] = found;
+  history.replaceState(history.state, "", `${location.pathname}${location.search}#${rest || "/"}`);
+  let given = value;
   try {
-    token = decodeURIComponent(token);
+    given = decodeURIComponent(value);
   } catch {
     // Not percent-encoded after all: use it as it is.
   }
-  if (token) storeToken(token);
-  history.replaceState(history.state, "", `${location.pathname}${location.search}#${route}`);
+  if (what === "token" && given) storeToken(given);
+  if (what === "code" && given) {
+    try {
+      const response = await fetch("/api/v1/dashboard/login", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code: given }),
+      });
+      if (response.ok) {
+        storeToken((await response.json()).token);
+        authProblem.set(null);
+      } else if (!storedToken()) {
+        authProblem.set("This login link was used already or has expired.");
+      }
+    } catch {
+      authProblem.set("The server did not answer the login link.");
+    }
+  }
   authFailed.set(!storedToken());
 }
 

@@ -1,7 +1,7 @@
 // The dashboard's frame: the header, then the page of the route, or #auth-error when the server
 // has not been given its token.
 import { useEffect } from "preact/hooks";
-import { authFailed, dashboardInfo, loadDashboardInfo } from "./api.js";
+import { authFailed, authProblem, dashboardInfo, loadDashboardInfo } from "./api.js";
 import { Header } from "./components/header.js";
 import { html } from "./html.js";
 import { JobPage } from "./pages/job.js";
@@ -11,8 +11,9 @@ import { useRoute } from "./router.js";
 import { useStore } from "./store.js";
 
 function AuthError() {
+  const problem = useStore(authProblem);
   return html`<div id="auth-error" class="error auth" role="alert">
-    <strong>No access. </strong>This page needs the server's token: open the address <code>trainctl dashboard</code> prints (it ends in <code>#token=...</code>)
+    <strong>No access. </strong>${problem ? `${problem} ` : ""}This page needs a login link: open the address <code>trainctl dashboard</code> prints (it ends in <code>#code=...</code>, and works once)
   </div>`;
 }
 

@@ -158,7 +158,16 @@ export function useEventStream(path, handlers) {
     }
     const id = nextStreamId++;
     const close = openEventStream(path, {
-      onEvent: (name, data) => latest.current[name]?.(data),
+      onEvent: (name, data) => {
+        // `error`: the server could not read the data this time (the stream goes on); shown
+        // until the next data arrives.
+        if (name === "error") {
+          setError(new ApiError(0, data?.error ?? "the server could not read the data"));
+          return undefined;
+        }
+        setError(null);
+        return latest.current[name]?.(data);
+      },
       onStatus: (next) => {
         streams.set(id, next);
         updateLive();

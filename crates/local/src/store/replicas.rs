@@ -1,5 +1,6 @@
 //! Replicas: one row per replica slot of a job, rewritten as its process changes.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::{Connection, Row, params};
@@ -40,6 +41,38 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         replicas.sort_by(|a, b| (&a.replica_type, a.index).cmp(&(&b.replica_type, b.index)));
         Ok(replicas)
+    }
+
+    /// The replicas of every job, by job uid, each job's in [`Store::replicas`]' order: one
+    /// query, for the views of every job at once.
+    pub fn all_replicas(&self) -> Result<HashMap<String, Vec<ReplicaRecord>>, StoreError> {
+        let failed = sqlite(&self.path, "read the replicas of every job".to_owned());
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT job_uid, replica_type, idx, state, pid, pid_start_ticks, port, gpus,
+                        restarts, exit_code, reason, started_at, finished_at, log_path,
+                        pod_restarts
+                 FROM replicas",
+            )
+            .map_err(&failed)?;
+        let rows = statement
+            .query_map([], ReplicaRow::read)
+            .map_err(&failed)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&failed)?;
+        let mut by_job: HashMap<String, Vec<ReplicaRecord>> = HashMap::new();
+        for row in rows {
+            let record = row.into_record(&self.path)?;
+            by_job
+                .entry(record.job_uid.clone())
+                .or_default()
+                .push(record);
+        }
+        for replicas in by_job.values_mut() {
+            replicas.sort_by(|a, b| (&a.replica_type, a.index).cmp(&(&b.replica_type, b.index)));
+        }
+        Ok(by_job)
     }
 }
 
@@ -196,6 +229,33 @@ mod tests {
         store.upsert_replica(&failed).expect("update");
 
         assert_eq!(store.replicas(&job.uid).expect("read"), vec![failed]);
+    }
+
+    #[test]
+    fn all_replicas_are_each_jobs_replicas_in_order() {
+        let temp = state_dir();
+        let mut store = Store::open(temp.path()).expect("open");
+        let (first, second) = (job_record("first", None), job_record("second", None));
+        for job in [&first, &second] {
+            let _ = store.insert_job(job).expect("insert");
+        }
+        for (job, replica_type, index) in [
+            (&first, ReplicaType::Worker, 1),
+            (&second, ReplicaType::Worker, 0),
+            (&first, ReplicaType::Chief, 0),
+            (&first, ReplicaType::Worker, 0),
+        ] {
+            store
+                .upsert_replica(&pending_replica(&job.uid, replica_type, index))
+                .expect("insert");
+        }
+
+        let all = store.all_replicas().expect("read");
+        assert_eq!(all.len(), 2);
+        for job in [&first, &second] {
+            assert_eq!(all[&job.uid], store.replicas(&job.uid).expect("read"));
+        }
+        assert_eq!(all[&first.uid].len(), 3);
     }
 
     #[test]

@@ -4,11 +4,13 @@
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::errors::failed;
+use super::errors::{error, failed};
+use crate::auth::CODE_LIFETIME;
 use super::{Api, JobPath};
 use crate::curves::{Curves, DEFAULT_POINTS, MAX_POINTS};
 
@@ -23,6 +25,39 @@ pub async fn info() -> Response {
     .into_response()
 }
 
+/// `POST /api/v1/dashboard/codes`: a new one-time login code for the dashboard's address
+/// (`/#code=...`), usable once within [`CODE_LIFETIME`].
+pub async fn issue_code(State(api): State<Api>) -> Response {
+    let code = api.codes.issue(CODE_LIFETIME);
+    (
+        StatusCode::CREATED,
+        Json(json!({ "code": code, "expiresInSeconds": CODE_LIFETIME.as_secs() })),
+    )
+        .into_response()
+}
+
+/// Body of `POST /api/v1/dashboard/login`.
+#[derive(Debug, Deserialize)]
+pub struct Login {
+    /// A login code from the server's start or from `POST /api/v1/dashboard/codes`.
+    code: String,
+}
+
+/// `POST /api/v1/dashboard/login` (no token): the token, for a login code that was issued and
+/// has neither been used nor expired; `401` otherwise.
+pub async fn login(State(api): State<Api>, Json(login): Json<Login>) -> Response {
+    if api.codes.redeem(&login.code) {
+        Json(json!({ "token": &*api.token })).into_response()
+    } else {
+        error(
+            StatusCode::UNAUTHORIZED,
+            "this login code is unknown, used or expired: `trainctl dashboard` gives a new address",
+            &[],
+        )
+    }
+}
+
+/// `GET /api/v1/job-summaries`: every job in one line, oldest first.
 pub async fn summaries(State(api): State<Api>) -> Response {
     match api.supervisor.summaries() {
         Ok(items) => Json(json!({ "items": items })).into_response(),
@@ -30,6 +65,7 @@ pub async fn summaries(State(api): State<Api>) -> Response {
     }
 }
 
+/// `GET /api/v1/machine`: the capacity, what the admitted jobs hold, the GPUs, the queue.
 pub async fn machine(State(api): State<Api>) -> Response {
     match api.supervisor.machine() {
         Ok(machine) => Json(machine).into_response(),
@@ -51,6 +87,7 @@ impl ScalarsQuery {
     }
 }
 
+/// `GET .../scalars`: a job's curves, from its event files read now.
 pub async fn scalars(
     State(api): State<Api>,
     Path(path): Path<JobPath>,
@@ -68,12 +105,8 @@ pub async fn scalars(
         Err(failure) => return failed(&failure),
     };
     // Reading event files is blocking work, of any length.
-    let view = tokio::task::spawn_blocking(move || {
-        let mut curves = Curves::default();
-        curves.refresh(roots);
-        curves.view(query.points())
-    })
-    .await;
+    let view =
+        tokio::task::spawn_blocking(move || Curves::default().read(roots, query.points())).await;
     match view {
         Ok(view) => Json(view).into_response(),
         Err(panicked) => super::errors::error(

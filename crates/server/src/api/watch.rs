@@ -15,33 +15,40 @@ use super::dashboard::ScalarsQuery;
 use super::errors::failed;
 use super::{Api, JobPath};
 use crate::curves::Curves;
-use crate::sse::{Next, stream};
+use crate::sse::{Next, blocking, stream};
 use crate::supervisor::SupervisorError;
 
 /// How often a job's event files are read again while its curves are watched.
 pub const CURVES_EVERY: Duration = Duration::from_secs(1);
 
-/// `GET /api/v1/watch/job-summaries`: event `jobs`, `{"items": [...]}`.
+/// `GET /api/v1/watch/job-summaries`: event `jobs`, `{"items": [...]}`; computed once per change
+/// for every stream.
 pub async fn summaries(State(api): State<Api>) -> Response {
-    let supervisor = Arc::clone(&api.supervisor);
-    stream(api.changes.clone(), None, move || {
-        let next = match supervisor.summaries() {
-            Ok(items) => Next::Data("jobs", json!({ "items": items }).to_string()),
-            Err(failure) => trouble(&failure),
-        };
-        Box::pin(async move { next })
+    let (supervisor, memo) = (Arc::clone(&api.supervisor), Arc::clone(&api.summaries));
+    stream(api.changes.clone(), None, move |version| {
+        let (supervisor, memo) = (Arc::clone(&supervisor), Arc::clone(&memo));
+        Box::pin(async move {
+            memo.get(version, move || match supervisor.summaries() {
+                Ok(items) => Next::Data("jobs", json!({ "items": items }).to_string()),
+                Err(failure) => trouble(&failure),
+            })
+            .await
+        })
     })
 }
 
-/// `GET /api/v1/watch/machine`: event `machine`.
+/// `GET /api/v1/watch/machine`: event `machine`; computed once per change for every stream.
 pub async fn machine(State(api): State<Api>) -> Response {
-    let supervisor = Arc::clone(&api.supervisor);
-    stream(api.changes.clone(), None, move || {
-        let next = match supervisor.machine() {
-            Ok(machine) => Next::Data("machine", json!(machine).to_string()),
-            Err(failure) => trouble(&failure),
-        };
-        Box::pin(async move { next })
+    let (supervisor, memo) = (Arc::clone(&api.supervisor), Arc::clone(&api.machine));
+    stream(api.changes.clone(), None, move |version| {
+        let (supervisor, memo) = (Arc::clone(&supervisor), Arc::clone(&memo));
+        Box::pin(async move {
+            memo.get(version, move || match supervisor.machine() {
+                Ok(machine) => Next::Data("machine", json!(machine).to_string()),
+                Err(failure) => trouble(&failure),
+            })
+            .await
+        })
     })
 }
 
@@ -56,13 +63,16 @@ pub async fn job(State(api): State<Api>, Path(path): Path<JobPath>) -> Response 
         return failed(&failure);
     }
     let supervisor = Arc::clone(&api.supervisor);
-    stream(api.changes.clone(), None, move || {
-        let next = match supervisor.get(&path.namespace, kind, &path.name) {
-            Ok(view) => Next::Data("job", json!(view).to_string()),
-            Err(SupervisorError::NotFound(_)) => Next::Gone("deleted", "{}".to_owned()),
-            Err(failure) => trouble(&failure),
-        };
-        Box::pin(async move { next })
+    let path = Arc::new(path);
+    stream(api.changes.clone(), None, move |_| {
+        let (supervisor, path) = (Arc::clone(&supervisor), Arc::clone(&path));
+        Box::pin(blocking(move || {
+            match supervisor.get(&path.namespace, kind, &path.name) {
+                Ok(view) => Next::Data("job", json!(view).to_string()),
+                Err(SupervisorError::NotFound(_)) => Next::Gone("deleted", "{}".to_owned()),
+                Err(failure) => trouble(&failure),
+            }
+        }))
     })
 }
 
@@ -84,34 +94,21 @@ pub async fn scalars(
         return failed(&failure);
     }
     let supervisor = Arc::clone(&api.supervisor);
+    let path = Arc::new(path);
     let curves = Arc::new(Mutex::new(Curves::default()));
-    stream(api.changes.clone(), Some(CURVES_EVERY), move || {
-        let roots = supervisor.event_roots(&path.namespace, kind, &path.name);
+    stream(api.changes.clone(), Some(CURVES_EVERY), move |_| {
+        let (supervisor, path) = (Arc::clone(&supervisor), Arc::clone(&path));
         let curves = Arc::clone(&curves);
-        Box::pin(async move {
-            let roots = match roots {
-                Ok(roots) => roots,
-                Err(SupervisorError::NotFound(_)) => {
-                    return Next::Gone("deleted", "{}".to_owned());
+        Box::pin(blocking(move || {
+            match supervisor.event_roots(&path.namespace, kind, &path.name) {
+                Ok(roots) => {
+                    let mut curves = curves.lock().unwrap_or_else(PoisonError::into_inner);
+                    Next::Data("scalars", json!(curves.read(roots, query.points())).to_string())
                 }
-                Err(failure) => return trouble(&failure),
-            };
-            // Reading event files is blocking work, of any length.
-            let read = tokio::task::spawn_blocking(move || {
-                let mut curves = curves.lock().unwrap_or_else(PoisonError::into_inner);
-                curves.refresh(roots);
-                curves.view(query.points())
-            })
-            .await;
-            match read {
-                Ok(view) => Next::Data("scalars", json!(view).to_string()),
-                Err(panicked) => Next::Data(
-                    "error",
-                    json!({ "error": format!("reading the event files failed: {panicked}") })
-                        .to_string(),
-                ),
+                Err(SupervisorError::NotFound(_)) => Next::Gone("deleted", "{}".to_owned()),
+                Err(failure) => trouble(&failure),
             }
-        })
+        }))
     })
 }
 

@@ -22,6 +22,18 @@ pub(super) fn paths(job_path: &[Value]) -> Map<String, Value> {
                 "type": "object", "required": ["source", "curves", "actions"], "properties": {
                     "source": { "type": "string", "enum": ["local", "kube"] }, "curves": { "type": "boolean" },
                     "actions": { "type": "boolean" }, "version": { "type": "string" } } })) })) },
+        "/api/v1/dashboard/codes": { "post": operation("A one-time login code for the dashboard's address (/#code=...), usable once within 5 minutes", json!({
+            "201": json_body("The code", json!({ "type": "object", "required": ["code", "expiresInSeconds"], "properties": {
+                "code": { "type": "string" }, "expiresInSeconds": { "type": "integer" } } })) })) },
+        "/api/v1/dashboard/login": { "post": with(json!({
+            "summary": "The token, for a login code (no token needed): each code works once, before it expires",
+            "security": [],
+            "responses": {
+                "200": json_body("The token", json!({ "type": "object", "required": ["token"], "properties": { "token": { "type": "string" } } })),
+                "400": error("The body is not {\"code\": \"...\"}"),
+                "401": error("The code is unknown, used or expired") } }),
+            json!({ "requestBody": { "required": true, "content": { "application/json": { "schema": {
+                "type": "object", "required": ["code"], "properties": { "code": { "type": "string" } } } } } } })) },
         "/api/v1/job-summaries": { "get": operation("Every job in one line, oldest first", json!({
             "200": json_body("The jobs", items(&summary)) })) },
         "/api/v1/watch/job-summaries": { "get": operation("Every job in one line: an event `jobs` at once and after each change", json!({
@@ -105,7 +117,7 @@ fn machine() -> Value {
         .unwrap_or_default(),
     );
     let mut queued = job_ref();
-    queued.insert("position".to_owned(), json!({ "type": "integer" }));
+    queued.insert("position".to_owned(), json!({ "type": ["integer", "null"], "description": "1: the next to be admitted; null: held by its namespace's quota" }));
     queued.insert("reason".to_owned(), json!({ "type": "string" }));
     json!({ "type": "object", "required": ["capacity", "held", "gpus", "holders", "queue"], "properties": {
         "capacity": amounts, "held": amounts,

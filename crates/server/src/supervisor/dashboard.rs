@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use trainctl_api::JobKind;
 use trainctl_local::runner::ResourceHold;
-use trainctl_local::store::{JobRecord, ReplicaRecord};
+use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState};
 
 use super::{Supervisor, SupervisorError};
 use crate::view::{
@@ -19,17 +19,13 @@ impl Supervisor {
         // The store is let go before the queue is asked: never both locks at once.
         let store = self.store();
         let records = store.jobs(None, None)?;
-        let replicas = records
-            .iter()
-            .map(|record| store.replicas(&record.uid))
-            .collect::<Result<Vec<_>, _>>()?;
+        let replicas = store.all_replicas()?;
         drop(store);
         Ok(records
             .iter()
-            .zip(&replicas)
-            .map(|(record, replicas)| {
-                let position = self.queue.position(&record.uid).map(|ahead| ahead + 1);
-                JobSummary::of(record, replicas, self.waiting(record), position)
+            .map(|record| {
+                let replicas = replicas.get(&record.uid).map_or(&[][..], Vec::as_slice);
+                JobSummary::of(record, replicas, self.waiting(record), self.place(record))
             })
             .collect())
     }
@@ -50,9 +46,12 @@ impl Supervisor {
             };
             let replicas = store.replicas(&record.uid)?;
             for &gpu in &hold.gpus {
+                // A replica that ran with it before a restart may still name it: the running
+                // one first.
                 let replica = replicas
                     .iter()
-                    .find(|replica| replica.gpus.contains(&gpu))
+                    .filter(|replica| replica.gpus.contains(&gpu))
+                    .max_by_key(|replica| replica.state == ReplicaState::Running)
                     .map(ReplicaRecord::name);
                 let job = job_ref(record);
                 gpu_holders.insert(gpu, GpuHolder { job, replica });
@@ -69,15 +68,15 @@ impl Supervisor {
             .iter()
             .filter(|record| !holds.contains_key(&record.uid))
             .filter_map(|record| {
-                let ahead = self.queue.position(&record.uid)?;
                 Some(QueuedView {
-                    position: ahead + 1,
+                    position: self.place(record),
                     job: job_ref(record),
-                    reason: self.waiting(record).unwrap_or_default(),
+                    reason: self.waiting(record)?,
                 })
             })
             .collect();
-        queue.sort_by_key(|queued| queued.position);
+        // In the machine's order; the jobs their quota holds last.
+        queue.sort_by_key(|queued| queued.position.unwrap_or(u32::MAX));
         let held = Amounts {
             cpu_millis: holders.iter().map(|holder| holder.cpu_millis).sum(),
             memory_bytes: holders
@@ -116,6 +115,18 @@ impl Supervisor {
         let record = self.find(namespace, kind, name)?;
         let store = self.store();
         Ok(trainctl_local::claims::event_roots(&store, &record)?)
+    }
+}
+
+impl Supervisor {
+    /// The job's place in the machine's queue, 1 being the next to be admitted; none when it is
+    /// not queued, or when its namespace's quota holds it (it has no place until the quota
+    /// lets it go).
+    fn place(&self, record: &JobRecord) -> Option<u32> {
+        if self.queue.quota_hold(&record.uid).is_some() {
+            return None;
+        }
+        self.queue.position(&record.uid).map(|ahead| ahead + 1)
     }
 }
 

@@ -81,8 +81,8 @@ pub struct HolderView {
 /// A job waiting in the queue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueuedView {
-    /// 1 for the next to be admitted.
-    pub position: u32,
+    /// 1 for the next to be admitted; none for a job its namespace's quota holds.
+    pub position: Option<u32>,
     /// The job.
     #[serde(flatten)]
     pub job: JobRef,

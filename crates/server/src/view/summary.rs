@@ -50,10 +50,7 @@ impl JobSummary {
         waiting: Option<String>,
         queue_position: Option<u32>,
     ) -> JobSummary {
-        let state = match (record.state(), &waiting) {
-            ("Created" | "Pending", Some(_)) => "Pending",
-            (state, _) => state,
-        };
+        let state = super::shown_state(record, waiting.is_some());
         let status = record.job.status();
         let finished_at = status.filter(|_| record.finished).and_then(|status| {
             status
@@ -83,7 +80,7 @@ impl JobSummary {
                 .job
                 .replica_specs()
                 .values()
-                .map(|spec| i64::from(spec.replicas.unwrap_or(1)))
+                .map(|spec| i64::from(spec.replicas_or_default()))
                 .sum(),
             restarts: replicas
                 .iter()

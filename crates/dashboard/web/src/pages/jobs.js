@@ -84,6 +84,8 @@ export function JobsPage() {
   const now = useNow();
   const stream = useEventStream("/api/v1/watch/job-summaries", { jobs: (data) => setJobs(data.items ?? []) });
 
+  // Only the duration's order changes as time passes: other orders are not recomputed each second.
+  const sortNow = sort.key === "duration" ? now : 0;
   const shown = useMemo(() => {
     if (!jobs) return [];
     const column = COLUMNS.find(({ key }) => key === sort.key);
@@ -92,13 +94,13 @@ export function JobsPage() {
         (!namespace || job.namespace === namespace) && (!kind || job.kind === kind) && (!state || job.state === state),
     );
     return filtered
-      .map((job) => [column.sort(job, now), job])
+      .map((job) => [column.sort(job, sortNow), job])
       .sort(([a, jobA], [b, jobB]) => {
         const order = compare(a, b) || compare(`${jobA.namespace}/${jobA.name}`, `${jobB.namespace}/${jobB.name}`);
         return sort.reverse ? -order : order;
       })
       .map(([, job]) => job);
-  }, [jobs, namespace, kind, state, sort, now]);
+  }, [jobs, namespace, kind, state, sort, sortNow]);
 
   useEffect(() => {
     if (jobs !== null) markOnce("jobs-rendered");

@@ -85,7 +85,7 @@ function Queue({ queue }) {
       <tbody>
         ${queue.map(
           (entry) => html`<tr data-job=${`${entry.namespace}/${entry.plural}/${entry.name}`}>
-            <td class="num">${entry.position}</td>
+            <td class="num">${entry.position ?? html`<span class="muted" title="held by its namespace's quota">quota</span>`}</td>
             <td><${JobLink} job=${entry} /></td>
             <td>${entry.kind}</td>
             <td>${entry.reason}</td>
