@@ -32,7 +32,10 @@ fn main() {
         .arg(web.join("build.mjs"))
         .arg(packages.join("node_modules"))
         .arg(&dist);
-    run(&mut bundle, &format!("{node} web/build.mjs (bundling the dashboard)"));
+    run(
+        &mut bundle,
+        &format!("{node} web/build.mjs (bundling the dashboard)"),
+    );
     write_assets(&dist, &out.join("assets.rs"));
 }
 
@@ -82,7 +85,8 @@ fn write_assets(dist: &Path, target: &Path) {
     let mut files = Vec::new();
     collect(dist, dist, &mut files);
     files.sort();
-    let mut code = String::from("/// Every file of the built dashboard, by the path it is served at.\n");
+    let mut code =
+        String::from("/// Every file of the built dashboard, by the path it is served at.\n");
     code.push_str("pub static ASSETS: &[Asset] = &[\n");
     for (served, path) in &files {
         let _ = writeln!(

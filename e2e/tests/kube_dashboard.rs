@@ -122,11 +122,12 @@ impl Dashboard {
         let stderr = Box::new(child.stderr.take().expect("its stderr"));
         let url = first_line(stdout);
         let said = first_line(stderr);
-        let (base, token) = url
-            .split_once("/#token=")
-            .unwrap_or_else(|| panic!("an address with its token: {url:?}"));
+        let (base, code) = url
+            .split_once("/#code=")
+            .unwrap_or_else(|| panic!("an address with a login code: {url:?}"));
         assert!(base.starts_with("http://127.0.0.1:"), "{url}");
-        assert_eq!(token.len(), 64, "{url}");
+        assert_eq!(code.len(), 64, "{url}");
+        let token = login(base, code);
         assert!(
             said.starts_with(&format!("dashboard: {url} (cluster https://"))
                 && said.ends_with(&format!(", namespace {namespace}); Ctrl-C stops it")),
@@ -135,7 +136,7 @@ impl Dashboard {
         Dashboard {
             child,
             base: base.to_owned(),
-            token: token.to_owned(),
+            token,
             agent: ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .timeout_global(Some(TIMEOUT))
@@ -460,4 +461,28 @@ async fn trainctl_kube_dashboard_serves_a_namespaces_jobs() {
         );
     })
     .await;
+}
+
+/// The token the dashboard at `base` gives for the login code `code`, once: a second use is 401.
+fn login(base: &str, code: &str) -> String {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let exchange = || {
+        let mut response = agent
+            .post(&format!("{base}/api/v1/dashboard/login"))
+            .header("Content-Type", "application/json")
+            .send(json!({ "code": code }).to_string())
+            .expect("the dashboard answers");
+        let body: serde_json::Value =
+            serde_json::from_str(&response.body_mut().read_to_string().expect("body"))
+                .expect("JSON");
+        (response.status().as_u16(), body)
+    };
+    let (status, body) = exchange();
+    assert_eq!(status, 200, "{body}");
+    let (again, _) = exchange();
+    assert_eq!(again, 401, "a login code works once");
+    body["token"].as_str().expect("the token").to_owned()
 }

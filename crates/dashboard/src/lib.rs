@@ -72,14 +72,23 @@ async fn file(Path(file): Path<String>) -> Response {
 fn served(asset: &'static Asset, cache: &'static str) -> Response {
     (
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static(content_type(asset.path))),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(content_type(asset.path)),
+            ),
             (header::CACHE_CONTROL, HeaderValue::from_static(cache)),
             (
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(CONTENT_SECURITY_POLICY),
             ),
-            (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
-            (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+            (
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ),
+            (
+                header::REFERRER_POLICY,
+                HeaderValue::from_static("no-referrer"),
+            ),
         ],
         asset.bytes,
     )
@@ -115,7 +124,9 @@ mod tests {
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or("").to_owned()))
             .collect();
-        let body = to_bytes(response.into_body(), usize::MAX).await.expect("body");
+        let body = to_bytes(response.into_body(), usize::MAX)
+            .await
+            .expect("body");
         (status, headers, String::from_utf8_lossy(&body).into_owned())
     }
 
@@ -134,7 +145,9 @@ mod tests {
         assert_eq!(header(&headers, "cache-control"), "no-cache");
         assert!(header(&headers, "content-security-policy").contains("frame-ancestors 'none'"));
         for (extension, media) in [(".js", "text/javascript"), (".css", "text/css")] {
-            let start = page.find("/assets/main-").expect("an asset named in the page");
+            let start = page
+                .find("/assets/main-")
+                .expect("an asset named in the page");
             let rest = &page[start..];
             let path = rest
                 .split('"')
@@ -146,15 +159,25 @@ mod tests {
                 .expect("the asset of this kind");
             let (status, headers, body) = fetch(path).await;
             assert_eq!(status, StatusCode::OK, "{path}");
-            assert!(header(&headers, "content-type").starts_with(media), "{path}");
-            assert!(header(&headers, "cache-control").contains("immutable"), "{path}");
+            assert!(
+                header(&headers, "content-type").starts_with(media),
+                "{path}"
+            );
+            assert!(
+                header(&headers, "cache-control").contains("immutable"),
+                "{path}"
+            );
             assert!(body.len() > 1_000, "{path} is {} bytes", body.len());
         }
     }
 
     #[tokio::test]
     async fn an_unknown_file_is_404_and_no_path_escapes_the_assets() {
-        for path in ["/assets/nothing.js", "/assets/..%2Fbuild.rs", "/assets/%2e%2e"] {
+        for path in [
+            "/assets/nothing.js",
+            "/assets/..%2Fbuild.rs",
+            "/assets/%2e%2e",
+        ] {
             let (status, _, _) = fetch(path).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
         }

@@ -37,7 +37,9 @@ impl Places {
     /// The first root that has a scalar.
     #[must_use]
     pub fn first_with_series(&self) -> Option<&Runs> {
-        self.roots.iter().find(|runs| runs.series().next().is_some())
+        self.roots
+            .iter()
+            .find(|runs| runs.series().next().is_some())
     }
 
     /// The progress of the first root that has a scalar ([`Runs::latest`]).
@@ -67,7 +69,10 @@ mod tests {
         let roots = vec![empty.clone(), second.clone(), third.clone()];
         let mut places = Places::default();
         places.refresh(roots.clone());
-        assert_eq!(places.first_with_series().map(Runs::root), Some(third.as_path()));
+        assert_eq!(
+            places.first_with_series().map(Runs::root),
+            Some(third.as_path())
+        );
 
         late.scalar("loss", 3, 1e9, 0.25).expect("write");
         late.flush().expect("flush");

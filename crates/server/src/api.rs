@@ -89,7 +89,10 @@ pub fn router(
             crate::auth::require_token,
         ))
         .route("/healthz", get(|| async { "ok" }))
-        .route("/api/v1/dashboard/login", post(dashboard::login))
+        .merge(crate::auth::login_router(
+            Arc::clone(&api.token),
+            Arc::clone(&api.codes),
+        ))
         .merge(trainctl_dashboard::router())
         .fallback(errors::unknown_path)
         .layer(middleware::from_fn(errors::envelope))

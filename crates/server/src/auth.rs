@@ -17,6 +17,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::json;
 
 /// Lets through the requests whose `Authorization: Bearer <token>` (the scheme's name in any
@@ -33,7 +36,7 @@ pub async fn require_token(
     } else {
         (
             StatusCode::UNAUTHORIZED,
-            axum::Json(json!({
+            Json(json!({
                 "error": "missing or wrong bearer token (the CLI reads it from server.token in the state directory)",
                 "details": [],
             })),
@@ -84,6 +87,46 @@ impl LoginCodes {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         live.remove(code)
             .is_some_and(|expires| expires > Instant::now())
+    }
+}
+
+/// The route of `POST /api/v1/dashboard/login` (it needs no token): `{"code": "..."}` gives
+/// `{"token": token}` when the code is one of `codes` not used nor expired, `401` otherwise.
+pub fn login_router<S>(token: Arc<str>, codes: Arc<LoginCodes>) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    Router::new()
+        .route("/api/v1/dashboard/login", post(login))
+        .with_state(Login { token, codes })
+}
+
+/// What the login route holds.
+#[derive(Clone)]
+struct Login {
+    token: Arc<str>,
+    codes: Arc<LoginCodes>,
+}
+
+/// Body of `POST /api/v1/dashboard/login`.
+#[derive(Debug, Deserialize)]
+struct LoginBody {
+    /// A login code the server printed or issued.
+    code: String,
+}
+
+async fn login(State(login): State<Login>, Json(body): Json<LoginBody>) -> Response {
+    if login.codes.redeem(&body.code) {
+        Json(json!({ "token": &*login.token })).into_response()
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({
+                "error": "this login code is unknown, used or expired: `trainctl dashboard` gives a new address",
+                "details": [],
+            })),
+        )
+            .into_response()
     }
 }
 

@@ -403,23 +403,24 @@ Examples:
 
     /// Open the web dashboard: every job live, each job's replicas, conditions, events and
     /// logs, its training curves (from TensorBoard event files), and this machine. Prints the
-    /// address (with its token) and opens it in your browser. With --kube, serve the same pages
-    /// for a cluster's jobs, from this machine, until Ctrl-C.
+    /// address (with what logs the page in) and opens it in your browser. With --kube, serve the
+    /// same pages for a cluster's jobs, from this machine, until Ctrl-C.
     #[command(after_help = "\
-The dashboard is served by `trainctl server` at its address; the page needs the token that
-`trainctl server` writes into the state directory, which this command adds to the address
-(`http://127.0.0.1:PORT/#token=...`). Without a desktop (no DISPLAY or WAYLAND_DISPLAY, and no
-$BROWSER), the address is printed only: from another machine, forward the port first
-(ssh -L PORT:127.0.0.1:PORT host). Curves come from the event files a job's replicas write into
-$TRAINCTL_TENSORBOARD_DIR (README, \"Dashboard\").
+The dashboard is served by `trainctl server` at its address; this command asks the server for
+a one-time login code and adds it to the address (`http://127.0.0.1:PORT/#code=...`): the page
+trades it for the server's token, once, within minutes. Without a desktop (no DISPLAY or
+WAYLAND_DISPLAY, and no $BROWSER), the address is printed only: from another machine, forward
+the port first (ssh -L PORT:127.0.0.1:PORT host). Curves come from the event files a job's
+replicas write into $TRAINCTL_TENSORBOARD_DIR (README, \"Dashboard\").
 
 With --kube, no server is needed: this command serves the pages itself, on --listen (loopback
-only unless --allow-non-loopback), with a fresh token, and reads the jobs of -n (else the
-context's namespace) or of every namespace (-A), their pods and events, and their logs through
-the kubeconfig, as `trainctl --kube get`, `describe` and `logs` do. Suspend, resume and delete
-are offered when RBAC lets you patch and delete the jobs. Curves and the Machine page are this
-machine's: a cluster's are not shown (for its nodes: kubectl top nodes). It prints the address
-on stdout and serves until Ctrl-C (SIGINT or SIGTERM).
+only unless --allow-non-loopback), with a fresh token in the address it prints
+(`http://127.0.0.1:PORT/#token=...`), and reads the jobs of -n (else the context's namespace)
+or of every namespace (-A), their pods and events, and their logs through the kubeconfig, as
+`trainctl --kube get`, `describe` and `logs` do. Suspend, resume and delete are offered when
+RBAC lets you patch and delete the jobs. Curves and the Machine page are this machine's: a
+cluster's are not shown (for its nodes: kubectl top nodes). It prints the address on stdout
+and serves until Ctrl-C (SIGINT or SIGTERM).
 
 Examples:
   trainctl server &                  start the server

@@ -5,6 +5,7 @@
 //! mock API server are tested where the job commands are.
 
 mod connect;
+pub mod dashboard;
 mod error;
 mod events;
 mod jobs;

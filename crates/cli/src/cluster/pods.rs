@@ -156,7 +156,7 @@ pub fn replica_rows(job: &TrainingJob, pods: &[Pod]) -> Vec<ReplicaRow> {
 }
 
 /// The framework container's port: the kind's named port, else its first.
-fn framework_port(kind: JobKind, pod: &Pod, containers: &[Container]) -> Option<u16> {
+pub fn framework_port(kind: JobKind, pod: &Pod, containers: &[Container]) -> Option<u16> {
     let name = main_container(kind, pod)?;
     let ports = containers
         .iter()

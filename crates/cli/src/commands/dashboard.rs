@@ -1,5 +1,5 @@
-//! `trainctl dashboard`: prints the address of the local server's dashboard, with its token,
-//! and opens it in the user's browser where one can be opened. `trainctl --kube dashboard`
+//! `trainctl dashboard`: prints the address of the local server's dashboard, with a login
+//! code, and opens it in the user's browser where one can be opened. `trainctl --kube dashboard`
 //! serves the same pages itself, against the kubeconfig's cluster, until stopped.
 
 use std::io::Write;
@@ -25,7 +25,8 @@ pub fn run(args: &DashboardArgs, state: Option<&Path>) -> anyhow::Result<ExitCod
         );
     }
     let client = Client::find(&state_dir(state)?)?;
-    show(&client.dashboard_url()?, args.no_browser, "server's")?;
+    let holds = "its one-time login code stands for the server's token";
+    show(&client.dashboard_url()?, args.no_browser, holds)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -62,7 +63,12 @@ pub fn in_cluster(args: &DashboardArgs, flags: &ClusterArgs) -> anyhow::Result<E
                 "dashboard: {} (cluster {}, {namespace}); Ctrl-C stops it",
                 serving.url, serving.cluster
             );
-            shown = show(serving.url, args.no_browser, "dashboard's");
+            shown = show(
+                serving.url,
+                args.no_browser,
+                "its one-time login code (one use within 15 minutes) stands for the dashboard's \
+                 token",
+            );
         })
         .await?;
         shown.map_err(anyhow::Error::from)
@@ -72,14 +78,14 @@ pub fn in_cluster(args: &DashboardArgs, flags: &ClusterArgs) -> anyhow::Result<E
 
 /// Prints `url` on stdout (flushed: a script reads it while the dashboard runs) and opens it:
 /// in `$BROWSER`, else the desktop's browser, when there is a desktop (`DISPLAY`,
-/// `WAYLAND_DISPLAY`) or `$BROWSER` says which, and not with `--no-browser`. `whose` names the
-/// token the address holds.
-fn show(url: &str, no_browser: bool, whose: &str) -> std::io::Result<()> {
+/// `WAYLAND_DISPLAY`) or `$BROWSER` says which, and not with `--no-browser`. `holds` says what
+/// in the address gives access.
+fn show(url: &str, no_browser: bool, holds: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{url}")?;
     stdout.flush()?;
     if no_browser || !can_open_browser() {
-        eprintln!("Open that address in a browser; it holds the {whose} token: keep it to yourself.");
+        eprintln!("Open that address in a browser; {holds}: keep it to yourself.");
     } else if let Err(error) = webbrowser::open(url) {
         eprintln!("cannot open a browser ({error}): open that address in one.");
     }
@@ -104,4 +110,39 @@ fn context_name(flags: &ClusterArgs) -> Option<String> {
         None => Kubeconfig::read(),
     };
     kubeconfig.ok()?.current_context
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn the_flags_of_kube_dashboard_are_refused_without_kube() {
+        let cases = [
+            (vec!["-A"], "-A/--all-namespaces"),
+            (vec!["-n", "team-a"], "-n/--namespace"),
+            (vec!["--listen", "127.0.0.1:7481"], "--listen"),
+            (vec!["--allow-non-loopback"], "--allow-non-loopback"),
+        ];
+        let state = tempfile::tempdir().expect("a state directory");
+        for (flags, named) in cases {
+            let line = ["trainctl", "dashboard"].into_iter().chain(flags.clone());
+            let cli = Cli::try_parse_from(line).expect("the command line parses");
+            let Command::Dashboard(args) = cli.command else {
+                panic!("{flags:?}: not dashboard");
+            };
+            let error = super::run(&args, Some(state.path())).expect_err("refused");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "{named} is for `trainctl --kube dashboard`, which serves a cluster's \
+                     dashboard; this machine's is served by `trainctl server` (its --listen), \
+                     for every namespace"
+                ),
+                "{flags:?}"
+            );
+        }
+    }
 }

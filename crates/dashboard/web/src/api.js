@@ -158,3 +158,11 @@ export function jobWatchPath(ns, plural, name) {
 export function jobHref(ns, plural, name, tab = "") {
   return `#/jobs/${part(ns)}/${part(plural)}/${part(name)}${tab ? `/${tab}` : ""}`;
 }
+
+// A login link opened in another tab stored a new token: this tab may use it at once.
+addEventListener("storage", (event) => {
+  if (event.key === TOKEN_KEY && event.newValue) {
+    authProblem.set(null);
+    authFailed.set(false);
+  }
+});

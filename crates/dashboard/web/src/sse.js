@@ -2,7 +2,7 @@
 // parser, a reconnecting stream, the `useEventStream` hook, and the page's live status (#live).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, apiFetch } from "./api.js";
-import { createStore } from "./store.js";
+import { createStore, useStore } from "./store.js";
 
 /** Reconnect after 1 to 2 s (random, so that many tabs do not come back at once). */
 const retryDelay = () => 1000 + Math.random() * 1000;
@@ -140,11 +140,20 @@ function updateLive() {
 }
 
 /**
- * Keeps the event stream at `path` open while the component is mounted (none when `path` is
- * null); `handlers` maps event names to functions of the parsed data (returning false closes the
+ * Whether the page is shown. A hidden tab's streams close, and open again afresh when it is shown:
+ * a browser allows a server 6 connections, shared by all its tabs, and streams hold theirs.
+ */
+const pageShown = createStore(!document.hidden);
+document.addEventListener("visibilitychange", () => pageShown.set(!document.hidden));
+
+/**
+ * Keeps the event stream at `path` open while the component is mounted and the page shown (none
+ * when `path` is null); `handlers` maps event names to functions of the parsed data (returning false closes the
  * stream). Returns `{status, error}`: the stream's status and its last error (null while fine).
  */
-export function useEventStream(path, handlers) {
+export function useEventStream(wanted, handlers) {
+  const shown = useStore(pageShown);
+  const path = shown ? wanted : null;
   const [status, setStatus] = useState(path ? "connecting" : "closed");
   const [error, setError] = useState(null);
   // The handlers may be new closures on every render: the stream calls the latest ones.

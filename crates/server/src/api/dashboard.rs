@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::errors::{error, failed};
-use crate::auth::CODE_LIFETIME;
+use super::errors::failed;
 use super::{Api, JobPath};
+use crate::auth::CODE_LIFETIME;
 use crate::curves::{Curves, DEFAULT_POINTS, MAX_POINTS};
 
 /// What the dashboard shows and may do with this server: its curves and actions.
@@ -34,27 +34,6 @@ pub async fn issue_code(State(api): State<Api>) -> Response {
         Json(json!({ "code": code, "expiresInSeconds": CODE_LIFETIME.as_secs() })),
     )
         .into_response()
-}
-
-/// Body of `POST /api/v1/dashboard/login`.
-#[derive(Debug, Deserialize)]
-pub struct Login {
-    /// A login code from the server's start or from `POST /api/v1/dashboard/codes`.
-    code: String,
-}
-
-/// `POST /api/v1/dashboard/login` (no token): the token, for a login code that was issued and
-/// has neither been used nor expired; `401` otherwise.
-pub async fn login(State(api): State<Api>, Json(login): Json<Login>) -> Response {
-    if api.codes.redeem(&login.code) {
-        Json(json!({ "token": &*api.token })).into_response()
-    } else {
-        error(
-            StatusCode::UNAUTHORIZED,
-            "this login code is unknown, used or expired: `trainctl dashboard` gives a new address",
-            &[],
-        )
-    }
 }
 
 /// `GET /api/v1/job-summaries`: every job in one line, oldest first.

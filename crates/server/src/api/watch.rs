@@ -103,7 +103,10 @@ pub async fn scalars(
             match supervisor.event_roots(&path.namespace, kind, &path.name) {
                 Ok(roots) => {
                     let mut curves = curves.lock().unwrap_or_else(PoisonError::into_inner);
-                    Next::Data("scalars", json!(curves.read(roots, query.points())).to_string())
+                    Next::Data(
+                        "scalars",
+                        json!(curves.read(roots, query.points())).to_string(),
+                    )
                 }
                 Err(SupervisorError::NotFound(_)) => Next::Gone("deleted", "{}".to_owned()),
                 Err(failure) => trouble(&failure),

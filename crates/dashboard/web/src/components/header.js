@@ -17,9 +17,11 @@ export function Header({ route, info }) {
     html`<a href=${href} class=${section === name ? "active" : ""} aria-current=${section === name ? "page" : undefined}>${label}</a>`;
   return html`<header class="top">
     <a class="brand" href="#/">trainctl</a>
-    <nav>${link("#/", "jobs", "Jobs")}${link("#/machine", "machine", "Machine")}</nav>
+    <nav>${link("#/", "jobs", "Jobs")}${info?.machine === false ? null : link("#/machine", "machine", "Machine")}</nav>
     <span class="spacer"></span>
-    ${info?.source === "kube" ? html`<span class="source" title="Jobs read from a Kubernetes cluster">cluster</span>` : null}
+    ${info?.source === "kube"
+      ? html`<span class="source" title="Jobs read from a Kubernetes cluster">cluster ${info.context ?? ""}</span>`
+      : null}
     ${info?.version ? html`<span class="version">v${info.version}</span>` : null}
     <${LiveIndicator} />
   </header>`;

@@ -23,6 +23,9 @@ function waitingText(job) {
   return job.waiting ?? "";
 }
 
+/** How many jobs a page of the table shows. */
+const PAGE_SIZE = 100;
+
 /** The table's columns; `sort` gives the value sorted on (ascending; `age` ascending is newest first). */
 const COLUMNS = [
   { key: "name", label: "Name", sort: (job) => job.name },
@@ -37,13 +40,17 @@ const COLUMNS = [
   { key: "waiting", label: "Waiting", sort: (job) => job.queuePosition ?? (job.waiting ? 1e9 : Infinity) },
 ];
 
+// One collator for every comparison: `localeCompare` with options makes one per call, which
+// costs most of a sort of 1,000 jobs.
+const collator = new Intl.Collator(undefined, { numeric: true });
+
 function compare(a, b) {
   if (typeof a === "number" && typeof b === "number") {
     // NaN (no time) sorts last.
     if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) - Number.isNaN(b);
     return a - b;
   }
-  return String(a ?? "").localeCompare(String(b ?? ""), undefined, { numeric: true });
+  return collator.compare(String(a ?? ""), String(b ?? ""));
 }
 
 /** A filter `<select>`: "all" and each value found in the jobs. */
@@ -82,6 +89,7 @@ export function JobsPage() {
   const [state, setState] = useState("");
   const [sort, setSort] = useState({ key: "age", reverse: false });
   const now = useNow();
+  const [page, setPage] = useState(0);
   const stream = useEventStream("/api/v1/watch/job-summaries", { jobs: (data) => setJobs(data.items ?? []) });
 
   // Only the duration's order changes as time passes: other orders are not recomputed each second.
@@ -107,7 +115,19 @@ export function JobsPage() {
   }, [jobs]);
 
   const values = (field) => [...new Set((jobs ?? []).map((job) => job[field]))];
-  const sortBy = (key) => setSort((old) => ({ key, reverse: old.key === key ? !old.reverse : false }));
+  const sortBy = (key) => {
+    setSort((old) => ({ key, reverse: old.key === key ? !old.reverse : false }));
+    setPage(0);
+  };
+  const filterBy = (set) => (value) => {
+    set(value);
+    setPage(0);
+  };
+  // A page of the table at a time: a table of every job would take the browser most of a second
+  // to lay out at 1,000 jobs.
+  const pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
+  const current = Math.min(page, pages - 1);
+  const rows = shown.slice(current * PAGE_SIZE, (current + 1) * PAGE_SIZE);
   const running = (jobs ?? []).filter((job) => job.state === "Running").length;
 
   return html`<section class="page">
@@ -116,9 +136,9 @@ export function JobsPage() {
       ${jobs ? html`<span class="muted">${jobs.length} ${jobs.length === 1 ? "job" : "jobs"}, ${running} running</span>` : null}
       <span class="spacer"></span>
       <div class="filters">
-        <${Filter} id="filter-namespace" label="Namespace" values=${values("namespace")} value=${namespace} onChange=${setNamespace} />
-        <${Filter} id="filter-kind" label="Kind" values=${values("kind")} value=${kind} onChange=${setKind} />
-        <${Filter} id="filter-state" label="State" values=${values("state")} value=${state} onChange=${setState} />
+        <${Filter} id="filter-namespace" label="Namespace" values=${values("namespace")} value=${namespace} onChange=${filterBy(setNamespace)} />
+        <${Filter} id="filter-kind" label="Kind" values=${values("kind")} value=${kind} onChange=${filterBy(setKind)} />
+        <${Filter} id="filter-state" label="State" values=${values("state")} value=${state} onChange=${filterBy(setState)} />
       </div>
     </div>
     <${StreamError} error=${stream.error} what="the jobs" />
@@ -136,14 +156,27 @@ export function JobsPage() {
             )}
           </tr></thead>
           <tbody>
-            ${shown.map((job) => html`<${JobRow} key=${job.uid || `${job.namespace}/${job.plural}/${job.name}`} job=${job} now=${now} />`)}
+            ${rows.map((job) => html`<${JobRow} key=${job.uid || `${job.namespace}/${job.plural}/${job.name}`} job=${job} now=${now} />`)}
             ${jobs.length === 0
               ? html`<${EmptyRow} columns=${COLUMNS.length}>No jobs yet: submit one with <code>trainctl submit -f job.yaml</code></${EmptyRow}>`
               : shown.length === 0
                 ? html`<${EmptyRow} columns=${COLUMNS.length}>No job matches the filters.</${EmptyRow}>`
                 : null}
           </tbody>
-        </table></div>`
+        </table></div>
+        ${pages > 1
+          ? html`<${Pager} page=${current} pages=${pages} shown=${rows.length} total=${shown.length} onPage=${setPage} />`
+          : null}`
       : null}
   </section>`;
+}
+
+/** `#jobs-pages`: which rows are shown, and the previous and next pages. */
+function Pager({ page, pages, shown, total, onPage }) {
+  const first = page * PAGE_SIZE + 1;
+  return html`<div id="jobs-pages" class="pager">
+    <button type="button" id="page-prev" disabled=${page === 0} onClick=${() => onPage(page - 1)}>Previous</button>
+    <span class="muted">${first}–${first + shown - 1} of ${total}</span>
+    <button type="button" id="page-next" disabled=${page >= pages - 1} onClick=${() => onPage(page + 1)}>Next</button>
+  </div>`;
 }

@@ -1,0 +1,158 @@
+//! `GET {job}/logs`: the job's logs as `trainctl --kube logs` prints them (the framework
+//! container of each pod; one replica's as it is, or every replica's with `worker-0 | `
+//! prefixes), as a `text/plain` stream; followed, until the job has finished. The cluster's
+//! log code ([`Cluster::print_logs`]) writes into the stream's body.
+
+use std::io::{self, Write};
+
+use axum::body::Body;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use jiff::SignedDuration;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use trainctl_api::TrainingJob;
+use trainctl_engine::ReplicaSlot;
+
+use super::Dashboard;
+use super::api::{Failure, JobPath};
+use crate::cluster::{LogRequest, slot_of};
+
+/// Query of the logs endpoint: the Kubernetes pod log API's parameters.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogsQuery {
+    replica: Option<String>,
+    #[serde(default)]
+    follow: bool,
+    tail_lines: Option<i64>,
+    since_seconds: Option<i64>,
+    #[serde(default)]
+    timestamps: bool,
+    #[serde(default)]
+    previous: bool,
+}
+
+/// Streams the logs the query asks for; 404 for a replica the job does not have.
+pub async fn logs(
+    State(dashboard): State<Dashboard>,
+    path: Result<Path<JobPath>, PathRejection>,
+    query: Result<Query<LogsQuery>, QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(query) =
+        query.map_err(|rejection| Failure::new(StatusCode::BAD_REQUEST, rejection.body_text()))?;
+    let since = match query.since_seconds {
+        Some(seconds) if seconds <= 0 => {
+            return Err(Failure::new(
+                StatusCode::BAD_REQUEST,
+                format!("sinceSeconds is {seconds}: it must be more than 0"),
+            ));
+        }
+        since => since.map(SignedDuration::from_secs),
+    };
+    let job = dashboard.find(path).await?;
+    let pods = dashboard.cluster.pods_of(&job).await?;
+    let slots = slots(&job.job, pods.iter().filter_map(slot_of));
+    let wanted = match &query.replica {
+        None => None,
+        Some(name) => Some(
+            slots
+                .iter()
+                .find(|slot| slot.to_string().eq_ignore_ascii_case(name))
+                .cloned()
+                .ok_or_else(|| {
+                    let known: Vec<String> = slots.iter().map(ToString::to_string).collect();
+                    Failure::new(
+                        StatusCode::NOT_FOUND,
+                        format!(
+                            "{} has no replica `{name}`; its replicas: {}",
+                            job.resource(),
+                            known.join(", ")
+                        ),
+                    )
+                })?,
+        ),
+    };
+    let width = slots
+        .iter()
+        .map(|slot| slot.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let cluster = dashboard.cluster.clone();
+    let task = tokio::spawn(async move {
+        let request = LogRequest {
+            job: &job,
+            replica: wanted.as_ref(),
+            width,
+            follow: query.follow && !query.previous,
+            tail_lines: query
+                .tail_lines
+                .and_then(|lines| usize::try_from(lines).ok()),
+            since,
+            timestamps: query.timestamps,
+            previous: query.previous,
+        };
+        let mut body = BodyWriter(sender);
+        if let Err(error) = cluster.print_logs(request, &pods, &mut body).await {
+            // The reader has gone: nothing to say. Else the reader hears why the log ends.
+            let _ = writeln!(body, "error: {error:#}");
+        }
+    });
+    let reading = (receiver, AbortOnDrop(task.abort_handle()));
+    let chunks = futures_util::stream::unfold(reading, |(mut receiver, guard)| async move {
+        let chunk = receiver.recv().await?;
+        Some((Ok::<_, io::Error>(chunk), (receiver, guard)))
+    });
+    let mut response = Body::from_stream(chunks).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    Ok(response)
+}
+
+/// The job's slots: those of its spec, and those of its pods beyond them, in order.
+fn slots(job: &TrainingJob, seen: impl IntoIterator<Item = ReplicaSlot>) -> Vec<ReplicaSlot> {
+    let mut slots: Vec<ReplicaSlot> = job
+        .replica_specs()
+        .iter()
+        .flat_map(|(replica_type, spec)| {
+            (0..spec.replicas_or_default())
+                .map(|index| ReplicaSlot::new(replica_type.clone(), index))
+        })
+        .chain(seen)
+        .collect();
+    slots.sort();
+    slots.dedup();
+    slots
+}
+
+/// The response's body, as the log code writes: each write one chunk; a broken pipe once the
+/// reader has gone.
+struct BodyWriter(mpsc::UnboundedSender<Vec<u8>>);
+
+impl Write for BodyWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0
+            .send(bytes.to_vec())
+            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Stops the task that reads the logs when the response is dropped (the reader has gone).
+struct AbortOnDrop(AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,171 @@
+//! `trainctl --kube dashboard`: the web dashboard of `trainctl server` (the same pages,
+//! `trainctl_dashboard`) served from this machine against a cluster. The JSON API the pages
+//! use (`docs/server-api.md`) is answered from the cluster's objects, read through the
+//! kubeconfig as the other `--kube` commands read them ([`views`]); the event streams are sent
+//! again when a watch on the jobs, their pods or the events sees a change ([`changes`]). Curves
+//! and the Machine page are this machine's and are not read from a cluster; the actions
+//! (suspend, resume, delete) are offered when RBAC allows them.
+
+mod api;
+mod changes;
+mod logs;
+#[cfg(test)]
+mod test_objects;
+#[cfg(test)]
+mod tests;
+mod views;
+mod watch;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware;
+use axum::routing::{get, post};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch as channel;
+use trainctl_server::{auth, connections, discovery};
+
+use super::Cluster;
+
+/// The open files the bound on connections is reckoned from (`connections::max_connections`):
+/// a desktop's usual soft limit, which this process does not raise (it opens no job's files).
+const OPEN_FILES: u64 = 1024;
+
+/// What to serve, and where.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The namespace whose jobs are shown; `None`: every namespace.
+    pub namespace: Option<String>,
+    /// The kubeconfig context, as the pages name the cluster; `None`: the API server's URL
+    /// names it.
+    pub context: Option<String>,
+    /// The address to listen on (port 0: a free one).
+    pub listen: SocketAddr,
+    /// Accept a non-loopback `listen`.
+    pub allow_non_loopback: bool,
+}
+
+/// The dashboard, once it listens.
+#[derive(Debug, Clone, Copy)]
+pub struct Serving<'a> {
+    /// The page's address with a one-time login code: `http://127.0.0.1:PORT/#code=CODE`
+    /// (the token itself goes into no address: `trainctl_server::auth`).
+    pub url: &'a str,
+    /// The API server's URL.
+    pub cluster: &'a str,
+    /// The namespace shown; `None`: every namespace.
+    pub namespace: Option<&'a str>,
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+struct Dashboard {
+    cluster: Cluster,
+    /// The namespace shown; `None`: every namespace.
+    namespace: Option<String>,
+    /// The kubeconfig context, else the API server's URL.
+    context: String,
+    /// Bumped when the cluster's jobs, pods or events change, for the event streams.
+    changes: channel::Receiver<u64>,
+}
+
+/// Serves the dashboard until `SIGINT` or `SIGTERM`; `ready` hears where once it listens.
+/// The cluster is read once first, so that a cluster that cannot be reached, or whose jobs
+/// this user may not list, is said at once rather than on the page.
+pub async fn serve(
+    cluster: Cluster,
+    settings: Settings,
+    ready: impl FnOnce(Serving<'_>),
+) -> anyhow::Result<()> {
+    let listen = settings.listen;
+    if !listen.ip().is_loopback() {
+        anyhow::ensure!(
+            settings.allow_non_loopback,
+            "refusing to listen on {listen}: not a loopback address (pass --allow-non-loopback \
+             to accept it)"
+        );
+        eprintln!(
+            "warning: listening on {listen}, which is not a loopback address: anyone who \
+             reaches it with the token can act on the cluster as you"
+        );
+    }
+    cluster
+        .list_jobs(None, settings.namespace.as_deref())
+        .await?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|error| anyhow::anyhow!("cannot listen on {listen}: {error}"))?;
+    let bound = listener.local_addr()?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let (sender, changes) = channel::channel(0);
+    let follower = tokio::spawn(changes::follow(
+        cluster.clone(),
+        settings.namespace.clone(),
+        sender,
+    ));
+    let token = discovery::new_token();
+    let codes = Arc::new(auth::LoginCodes::default());
+    let url = format!(
+        "http://{bound}/#code={}",
+        codes.issue(auth::START_CODE_LIFETIME)
+    );
+    let dashboard = Dashboard {
+        namespace: settings.namespace,
+        context: settings.context.unwrap_or_else(|| cluster.server.clone()),
+        changes,
+        cluster,
+    };
+    ready(Serving {
+        url: &url,
+        cluster: &dashboard.cluster.server,
+        namespace: dashboard.namespace.as_deref(),
+    });
+    let stop = async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        // The change stream closes: the event streams end, and the connections drain at once.
+        follower.abort();
+    };
+    connections::serve(
+        listener,
+        router(dashboard, &token, codes),
+        connections::max_connections(OPEN_FILES),
+        stop,
+    )
+    .await;
+    Ok(())
+}
+
+/// Every route: the API's, behind the token, and the pages and the login with one of `codes`,
+/// which need none.
+fn router(dashboard: Dashboard, token: &str, codes: Arc<auth::LoginCodes>) -> Router {
+    let job = "/api/v1/namespaces/{namespace}/{plural}/{name}";
+    let watch_job = "/api/v1/watch/namespaces/{namespace}/{plural}/{name}";
+    Router::new()
+        .route("/api/v1/dashboard", get(api::info))
+        .route("/api/v1/job-summaries", get(api::summaries))
+        .route("/api/v1/machine", get(api::machine))
+        .route(job, get(api::one).delete(api::delete))
+        .route(&format!("{job}/suspend"), post(api::suspend))
+        .route(&format!("{job}/resume"), post(api::resume))
+        .route(&format!("{job}/logs"), get(logs::logs))
+        .route(&format!("{job}/scalars"), get(api::scalars))
+        .route("/api/v1/watch/job-summaries", get(watch::summaries))
+        .route("/api/v1/watch/machine", get(api::machine))
+        .route(watch_job, get(watch::job))
+        .route(&format!("{watch_job}/scalars"), get(watch::scalars))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::<str>::from(token),
+            auth::require_token,
+        ))
+        .route("/healthz", get(|| async { "ok" }))
+        .merge(auth::login_router(Arc::from(token), codes))
+        .merge(trainctl_dashboard::router())
+        .fallback(api::unknown_path)
+        .method_not_allowed_fallback(api::not_allowed)
+        .with_state(dashboard)
+}
