@@ -2,6 +2,7 @@
 // parser, a reconnecting stream, the `useEventStream` hook, and the page's live status (#live).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, apiFetch } from "./api.js";
+import { closeOnLeave } from "./lifetime.js";
 import { createStore, useStore } from "./store.js";
 
 /** Reconnect after 1 to 2 s (random, so that many tabs do not come back at once). */
@@ -66,13 +67,16 @@ export function openEventStream(path, { onEvent, onStatus, onError }) {
   let retryTimer = null;
   let silenceTimer = null;
 
+  let forget = () => {};
   const close = () => {
     closed = true;
+    forget();
     clearTimeout(retryTimer);
     clearTimeout(silenceTimer);
     controller?.abort();
     onStatus("closed");
   };
+  forget = closeOnLeave(close);
 
   const connect = async () => {
     controller = new AbortController();

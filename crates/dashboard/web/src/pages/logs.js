@@ -2,6 +2,7 @@
 // pause, search and download.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { apiFetch, jobPath } from "../api.js";
+import { closeOnLeave } from "../lifetime.js";
 import { LogView } from "../components/logview.js";
 import { ErrorBox } from "../components/status.js";
 import { html } from "../html.js";
@@ -99,7 +100,9 @@ export function LogsTab({ ns, plural, name, view }) {
       }
     };
     start();
+    const forget = closeOnLeave(() => controller.abort());
     return () => {
+      forget();
       clearTimeout(retry);
       controller.abort();
     };
