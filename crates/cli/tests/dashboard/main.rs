@@ -116,6 +116,33 @@ async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes(
 
 #[tokio::test]
 #[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn the_jobs_table_shows_fifty_jobs_a_page() {
+    let server = Server::start(&[]);
+    let manifest = (0..60)
+        .map(|index| {
+            tfjob(
+                &format!("job-{index:02}"),
+                "",
+                &[Replicas::workers(1, "true")],
+            )
+            .replacen("spec:\n", "spec:\n  runPolicy: {suspend: true}\n", 1)
+        })
+        .collect::<Vec<_>>()
+        .join("---\n");
+    submit(&server, &manifest);
+    let browser = Browser::start().await;
+    browser.open(&address(&server, "#/")).await;
+    browser.wait_text("#jobs-pages span", "1–50 of 60").await;
+    let rows = "return document.querySelectorAll('table#jobs tr[data-job]').length;";
+    assert_eq!(browser.until("the rows", rows).await, json!(50));
+    browser.click("#page-next").await;
+    browser.wait_text("#jobs-pages span", "51–60 of 60").await;
+    assert_eq!(browser.until("the rows", rows).await, json!(10));
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
 async fn the_job_page_shows_replicas_the_timeline_and_live_logs() {
     let server = Server::start(&[]);
     let gate = Gate::new();
