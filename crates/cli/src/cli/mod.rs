@@ -414,8 +414,8 @@ the port first (ssh -L PORT:127.0.0.1:PORT host). Curves come from the event fil
 replicas write into $TRAINCTL_TENSORBOARD_DIR (README, \"Dashboard\").
 
 With --kube, no server is needed: this command serves the pages itself, on --listen (loopback
-only unless --allow-non-loopback), with a fresh token in the address it prints
-(`http://127.0.0.1:PORT/#token=...`), and reads the jobs of -n (else the context's namespace)
+only unless --allow-non-loopback), with a one-time login link in the address it prints
+(`http://127.0.0.1:PORT/#code=...`: one use within 15 minutes), and reads the jobs of -n (else the context's namespace)
 or of every namespace (-A), their pods and events, and their logs through the kubeconfig, as
 `trainctl --kube get`, `describe` and `logs` do. Suspend, resume and delete are offered when
 RBAC lets you patch and delete the jobs. Curves and the Machine page are this machine's: a
