@@ -334,6 +334,14 @@ fn trainctl_dashboard_prints_an_address_with_a_login_code_good_once() {
     assert_eq!(body["token"], server.token());
     let (status, body) = login(&server, code);
     assert_eq!(status, 401, "{body}");
+    let refused = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .post(&format!("{}/api/v1/dashboard/login", server.url))
+        .send("not JSON")
+        .expect("the server answers");
+    assert_eq!(refused.status().as_u16(), 400);
     assert_eq!(
         body["error"],
         "this login code is unknown, used or expired: `trainctl dashboard` gives a new address"

@@ -115,7 +115,18 @@ struct LoginBody {
     code: String,
 }
 
-async fn login(State(login): State<Login>, Json(body): Json<LoginBody>) -> Response {
+async fn login(State(login): State<Login>, body: axum::body::Bytes) -> Response {
+    // Read here rather than by axum's `Json`, whose refusals (415, 422) are not the API's.
+    let Ok(body) = serde_json::from_slice::<LoginBody>(&body) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({
+                "error": "the body must be a JSON object {\"code\": \"...\"} with the login code",
+                "details": [],
+            })),
+        )
+            .into_response();
+    };
     if login.codes.redeem(&body.code) {
         Json(json!({ "token": &*login.token })).into_response()
     } else {
