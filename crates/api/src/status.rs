@@ -159,4 +159,15 @@ impl JobStatus {
     pub fn is_finished(&self) -> bool {
         self.is_true(JobConditionType::Succeeded) || self.is_true(JobConditionType::Failed)
     }
+
+    /// When a finished job finished: `completionTime`, else its last condition's transition.
+    #[must_use]
+    pub fn finish_time(&self) -> Option<&Time> {
+        self.completion_time.as_ref().or_else(|| {
+            self.conditions
+                .iter()
+                .filter_map(|condition| condition.last_transition_time.as_ref())
+                .max_by_key(|time| time.0)
+        })
+    }
 }

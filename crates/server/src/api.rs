@@ -286,19 +286,26 @@ async fn resume(State(api): State<Api>, Path(path): Path<JobPath>) -> Response {
     }
 }
 
-/// Query of the logs endpoint: the Kubernetes pod log API's parameters.
+/// Query of the logs endpoint: the Kubernetes pod log API's parameters (the cluster dashboard
+/// takes the same).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct LogsQuery {
-    replica: Option<String>,
+pub struct LogsQuery {
+    /// One replica (`worker-0`); every replica, prefixed, when omitted.
+    pub replica: Option<String>,
+    /// Stream until the job has finished.
     #[serde(default)]
-    follow: bool,
-    tail_lines: Option<i64>,
-    since_seconds: Option<i64>,
+    pub follow: bool,
+    /// Only the last lines of each log; negative: all.
+    pub tail_lines: Option<i64>,
+    /// Only the lines of the last seconds.
+    pub since_seconds: Option<i64>,
+    /// Each line after its time.
     #[serde(default)]
-    timestamps: bool,
+    pub timestamps: bool,
+    /// Each replica's run before its last restart.
     #[serde(default)]
-    previous: bool,
+    pub previous: bool,
 }
 
 async fn logs(

@@ -33,7 +33,7 @@ pub fn run(args: &LogsArgs, state: Option<&std::path::Path>) -> anyhow::Result<E
     let store = Store::open(&state_dir(state)?)?;
     let (record, replica) = find(&target, &store, args)?;
     let mut replicas = store.replicas(&record.uid)?;
-    let slots = slots(&record.job, replicas.iter().map(slot_of));
+    let slots = ReplicaSlot::all_of(&record.job, replicas.iter().map(slot_of));
     let wanted = wanted(&record.job, &slots, replica.as_deref())?;
     let width = width(&slots);
     let selection = selection(args, SystemTime::now());
@@ -102,7 +102,10 @@ fn find(
     }
     let slots_of = |record: &JobRecord| -> anyhow::Result<Vec<ReplicaSlot>> {
         let replicas = store.replicas(&record.uid)?;
-        Ok(slots(&record.job, replicas.iter().map(slot_of)))
+        Ok(ReplicaSlot::all_of(
+            &record.job,
+            replicas.iter().map(slot_of),
+        ))
     };
     let Some(found) = job_of_pod(target, store, slots_of)? else {
         return Err(target.not_found());
@@ -238,7 +241,7 @@ pub async fn in_cluster(
         }
     };
     let pods = cluster.pods_of(&found).await?;
-    let slots = slots(&found.job, pods.iter().filter_map(cluster::slot_of));
+    let slots = ReplicaSlot::all_of(&found.job, pods.iter().filter_map(cluster::slot_of));
     let wanted = wanted(&found.job, &slots, replica.as_deref())?;
     let request = LogRequest {
         job: &found,
@@ -314,20 +317,4 @@ fn wanted(
 fn is_named(slot: &ReplicaSlot, wanted: &str) -> bool {
     slot.to_string().eq_ignore_ascii_case(wanted)
         || (slot.index == 0 && slot.replica_type.as_str().eq_ignore_ascii_case(wanted))
-}
-
-/// The job's slots: those of its spec, and any `seen` beyond them, in order.
-fn slots(job: &TrainingJob, seen: impl IntoIterator<Item = ReplicaSlot>) -> Vec<ReplicaSlot> {
-    let mut slots: Vec<ReplicaSlot> = job
-        .replica_specs()
-        .iter()
-        .flat_map(|(replica_type, spec)| {
-            (0..spec.replicas_or_default())
-                .map(|index| ReplicaSlot::new(replica_type.clone(), index))
-        })
-        .chain(seen)
-        .collect();
-    slots.sort();
-    slots.dedup();
-    slots
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use jiff::{SignedDuration, Timestamp};
-use trainctl_api::ReplicaType;
+use trainctl_api::{ReplicaType, TrainingJob};
 
 use crate::naming;
 use crate::objects::podgroup::GangScheduler;
@@ -33,6 +33,27 @@ impl ReplicaSlot {
             replica_type,
             index,
         }
+    }
+
+    /// Every slot of `job`'s spec, and the `seen` ones beyond them (replicas of a larger spec
+    /// before a change), in order, each once.
+    #[must_use]
+    pub fn all_of(
+        job: &TrainingJob,
+        seen: impl IntoIterator<Item = ReplicaSlot>,
+    ) -> Vec<ReplicaSlot> {
+        let mut slots: Vec<ReplicaSlot> = job
+            .replica_specs()
+            .iter()
+            .flat_map(|(replica_type, spec)| {
+                (0..spec.replicas_or_default())
+                    .map(|index| ReplicaSlot::new(replica_type.clone(), index))
+            })
+            .chain(seen)
+            .collect();
+        slots.sort();
+        slots.dedup();
+        slots
     }
 
     /// The name of this slot's pod and service (`mnist-worker-3`, MPI: `pi-launcher`).

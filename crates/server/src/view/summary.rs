@@ -2,6 +2,7 @@
 
 use jiff::Timestamp;
 use serde::Serialize;
+use trainctl_api::JobStatus;
 use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState};
 
 /// A job in one line: its state, replicas, restarts, times and GPUs, and why it waits.
@@ -52,19 +53,10 @@ impl JobSummary {
     ) -> JobSummary {
         let state = super::shown_state(record, waiting.is_some());
         let status = record.job.status();
-        let finished_at = status.filter(|_| record.finished).and_then(|status| {
-            status
-                .completion_time
-                .as_ref()
-                .or_else(|| {
-                    status
-                        .conditions
-                        .iter()
-                        .filter_map(|condition| condition.last_transition_time.as_ref())
-                        .max_by_key(|time| time.0)
-                })
-                .map(|time| time.0)
-        });
+        let finished_at = status
+            .filter(|_| record.finished)
+            .and_then(JobStatus::finish_time)
+            .map(|time| time.0);
         let running = |replica: &&ReplicaRecord| replica.state == ReplicaState::Running;
         JobSummary {
             namespace: record.namespace.clone(),

@@ -11,30 +11,14 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use jiff::SignedDuration;
-use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
-use trainctl_api::TrainingJob;
 use trainctl_engine::ReplicaSlot;
+use trainctl_server::api::LogsQuery;
 
 use super::Dashboard;
 use super::api::{Failure, JobPath};
 use crate::cluster::{LogRequest, slot_of};
-
-/// Query of the logs endpoint: the Kubernetes pod log API's parameters.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LogsQuery {
-    replica: Option<String>,
-    #[serde(default)]
-    follow: bool,
-    tail_lines: Option<i64>,
-    since_seconds: Option<i64>,
-    #[serde(default)]
-    timestamps: bool,
-    #[serde(default)]
-    previous: bool,
-}
 
 /// Streams the logs the query asks for; 404 for a replica the job does not have.
 pub async fn logs(
@@ -55,7 +39,7 @@ pub async fn logs(
     };
     let job = dashboard.find(path).await?;
     let pods = dashboard.cluster.pods_of(&job).await?;
-    let slots = slots(&job.job, pods.iter().filter_map(slot_of));
+    let slots = ReplicaSlot::all_of(&job.job, pods.iter().filter_map(slot_of));
     let wanted = match &query.replica {
         None => None,
         Some(name) => Some(
@@ -113,22 +97,6 @@ pub async fn logs(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     Ok(response)
-}
-
-/// The job's slots: those of its spec, and those of its pods beyond them, in order.
-fn slots(job: &TrainingJob, seen: impl IntoIterator<Item = ReplicaSlot>) -> Vec<ReplicaSlot> {
-    let mut slots: Vec<ReplicaSlot> = job
-        .replica_specs()
-        .iter()
-        .flat_map(|(replica_type, spec)| {
-            (0..spec.replicas_or_default())
-                .map(|index| ReplicaSlot::new(replica_type.clone(), index))
-        })
-        .chain(seen)
-        .collect();
-    slots.sort();
-    slots.dedup();
-    slots
 }
 
 /// The response's body, as the log code writes: each write one chunk; a broken pipe once the

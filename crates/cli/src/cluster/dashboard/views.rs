@@ -149,17 +149,7 @@ fn waiting(status: Option<&JobStatus>) -> Option<String> {
 /// When a finished job finished: `status.completionTime`, else its last condition's change.
 fn finished_at(status: Option<&JobStatus>) -> Option<Timestamp> {
     let status = status.filter(|status| status.is_finished())?;
-    status
-        .completion_time
-        .as_ref()
-        .or_else(|| {
-            status
-                .conditions
-                .iter()
-                .filter_map(|condition| condition.last_transition_time.as_ref())
-                .max_by_key(|time| time.0)
-        })
-        .map(|time| time.0)
+    status.finish_time().map(|time| time.0)
 }
 
 fn phase(pod: &Pod) -> Option<&str> {
