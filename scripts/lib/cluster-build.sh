@@ -134,3 +134,17 @@ build_training_operator() {
     CGO_ENABLED=0 GOBIN="$out" go install -trimpath -ldflags "-s -w" \
         "github.com/kubeflow/training-operator/cmd/training-operator.v1@v$version"
 }
+
+# Kueue's manager (job queueing, the e2e suite's Kueue tests) and its CRDs, which come from the
+# module's source that `go install` leaves in Go's module cache. Its go.mod has no replace
+# directive.
+build_kueue() {
+    local out=$1 version=$2
+    CGO_ENABLED=0 GOBIN="$out" go install -trimpath \
+        -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=v$version" \
+        "sigs.k8s.io/kueue/cmd/kueue@v$version"
+    local module
+    module="$(go env GOMODCACHE)/sigs.k8s.io/kueue@v$version"
+    mkdir -p "$out/crds"
+    cp "$module"/config/components/crd/bases/*.yaml "$out/crds/"
+}

@@ -74,7 +74,7 @@ pub async fn apply(
     }
     if let Some(gang) = &observed.gang {
         match plan.pod_group {
-            Some(PodGroupAction::Ensure) => gang::ensure(ctx, job, &gang.scheduler).await?,
+            Some(PodGroupAction::Ensure) => gang::ensure(ctx, job, gang).await?,
             Some(PodGroupAction::Delete) => gang::delete(ctx, job, &gang.scheduler).await?,
             None => {}
         }

@@ -17,7 +17,7 @@ use kube::{Resource as _, ResourceExt as _};
 use tokio::sync::{Semaphore, watch};
 use trainctl_api::JobKind;
 use trainctl_engine::naming::OPERATOR_NAME_LABEL;
-use trainctl_engine::reconcile::{EventType, JobEvent, ObservedGang, Transition};
+use trainctl_engine::reconcile::{EventType, JobEvent, Transition};
 
 use crate::children::{self, Children, Written, first_list};
 use crate::context::Context;
@@ -210,7 +210,8 @@ fn controller(
     .owns_stream(on_its_own(kind, "services", services))
     .graceful_shutdown_on(stopped(lane.stopping.clone()));
     if let Some(scheduler) = ctx.build.gang_scheduler() {
-        // Volcano admitting the gang (its PodGroup leaving `Pending`) is what lets pods be created.
+        // Volcano admitting the gang (its PodGroup leaving `Pending`) is what lets pods be
+        // created; Kubernetes' own PodGroup existing, and its scheduler's conditions, the words.
         let resource = gang::pod_group_resource(&scheduler);
         let pod_groups: Api<PartialObjectMeta<DynamicObject>> = match namespace {
             Some(namespace) => Api::namespaced_with(ctx.client.clone(), namespace, &resource),
@@ -394,11 +395,7 @@ async fn decide_and_apply(
         .refusals
         .of(job.metadata().uid.as_deref().unwrap_or_default());
     if let Some(scheduler) = ctx.build.gang_scheduler() {
-        let pod_group = gang::observe(ctx, &job, &scheduler).await?;
-        observed.gang = Some(ObservedGang {
-            scheduler,
-            pod_group,
-        });
+        observed.gang = Some(gang::observe(ctx, &job, scheduler).await?);
     }
     let plan = trainctl_engine::reconcile(&job, &observed, now);
     tracing::debug!(?plan, "planned");

@@ -1,7 +1,8 @@
 //! The operator process (what controller-runtime calls the manager): the HTTP endpoints,
 //! leader election, the controllers, and the order in which they start and stop.
 //!
-//! Start: bind `/metrics` and the probes (a busy port fails at once), stand by for the lease
+//! Start: check that the API server serves the gang scheduler's PodGroups, if one is asked for,
+//! bind `/metrics` and the probes (a busy port fails at once), stand by for the lease
 //! (with `--leader-elect`), then start the controllers; ready once their caches are synced.
 //!
 //! Stop, at the first `SIGTERM`/`SIGINT`: no new reconcile starts (those waiting for a thread
@@ -50,6 +51,9 @@ pub enum RunError {
     /// A second stop request came before the in-flight reconciles finished.
     #[error("stopped by a second signal before the in-flight reconciles finished")]
     Forced,
+    /// The gang scheduling asked for cannot work on this cluster.
+    #[error(transparent)]
+    Gang(#[from] crate::gang::Unusable),
 }
 
 /// The process's shared pieces, as the endpoints see them.
@@ -72,6 +76,10 @@ pub async fn run(
 ) -> Result<(), RunError> {
     for &kind in &settings.kinds {
         observability.metrics.enable(kind);
+    }
+    let clients = clients.into();
+    if let Some(scheduler) = settings.build.gang_scheduler() {
+        crate::gang::check_served(&clients.controllers, &scheduler).await?;
     }
     let endpoints = bind(&settings, &observability).await?;
     let addresses: Vec<(&'static str, SocketAddr)> = endpoints
@@ -98,7 +106,7 @@ pub async fn run(
             })
         })
         .collect();
-    let outcome = lead(settings, clients.into(), stop, &observability).await;
+    let outcome = lead(settings, clients, stop, &observability).await;
     observability.health.set_phase(Phase::Stopping);
     let _ = close.send(true);
     for server in servers {

@@ -7,6 +7,10 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 
 NODE_NAME=kwok-node-0
 SERVICE_CIDR=10.96.0.0/16
+# Kubernetes' own gang scheduling (alpha in 1.36): the Workload API and the pods'
+# spec.schedulingGroup (GenericWorkload), the scheduler's all-or-nothing placement of a PodGroup
+# (GangScheduling). Every component gets both: a gate is one flag for all of them.
+FEATURE_GATES=GenericWorkload=true,GangScheduling=true
 
 # kctl ARGS...: kubectl as the cluster's admin.
 kctl() {
@@ -21,9 +25,9 @@ configure() {
     make_pki "$pki"
 
     local -a ports
-    mapfile -t ports < <(free_ports 4)
-    if [[ ${#ports[@]} -ne 4 ]]; then
-        echo "could not pick 4 free ports on 127.0.0.1 (python3)" >&2
+    mapfile -t ports < <(free_ports 7)
+    if [[ ${#ports[@]} -ne 7 ]]; then
+        echo "could not pick 7 free ports on 127.0.0.1 (python3)" >&2
         return 1
     fi
     cat >"$CLUSTER_DIR/ports" <<EOF
@@ -31,6 +35,9 @@ etcd_port=${ports[0]}
 etcd_peer_port=${ports[1]}
 apiserver_port=${ports[2]}
 kwok_port=${ports[3]}
+kueue_webhook_port=${ports[4]}
+kueue_health_port=${ports[5]}
+kueue_metrics_port=${ports[6]}
 EOF
     # shellcheck source=/dev/null
     source "$CLUSTER_DIR/ports"
@@ -76,9 +83,11 @@ EOF
         --kubelet-client-key="$pki/admin.key" \
         --kubelet-certificate-authority="$pki/ca.crt" \
         --kubelet-preferred-address-types=InternalIP \
-        --shutdown-watch-termination-grace-period=2s
+        --shutdown-watch-termination-grace-period=2s \
+        --feature-gates="$FEATURE_GATES" \
+        --runtime-config=scheduling.k8s.io/v1alpha2=true
 
-    # All default controllers: the node lifecycle one takes the not-ready taint off the node,
+    # All default controllers (with the gates, the PodGroup protection one): the node lifecycle one takes the not-ready taint off the node,
     # the service-account ones make the `default` ServiceAccount and its tokens that pods need,
     # the garbage collector deletes what a deleted job owned. No HTTPS endpoint (secure port 0).
     save_command kube-controller-manager "$kube_bin/kube-controller-manager" \
@@ -90,14 +99,19 @@ EOF
         --root-ca-file="$pki/ca.crt" \
         --cluster-signing-cert-file="$pki/ca.crt" \
         --cluster-signing-key-file="$pki/ca.key" \
-        --service-cluster-ip-range="$SERVICE_CIDR"
+        --service-cluster-ip-range="$SERVICE_CIDR" \
+        --feature-gates="$FEATURE_GATES"
 
     save_command kube-scheduler "$kube_bin/kube-scheduler" \
         --kubeconfig="$CLUSTER_DIR/kube-scheduler.kubeconfig" \
         --leader-elect=false \
-        --secure-port=0
+        --secure-port=0 \
+        --feature-gates="$FEATURE_GATES"
 
     configure_kwok "$pki"
+    if [[ " ${COMPONENTS[*]} " == *" kueue "* ]]; then
+        configure_kueue "$pki"
+    fi
 }
 
 # configure_kwok PKI_DIR: kwok plays the kubelet of every node annotated kwok.x-k8s.io/node=fake
@@ -184,10 +198,14 @@ start_ready() {
     # shellcheck source=/dev/null
     source "$CLUSTER_DIR/ports"
     echo "starting $name" >&2
+    if [[ $name == kueue ]]; then
+        install_kueue || return 1
+    fi
     start_component "$name" || return 1
     case $name in
         etcd) wait_until "etcd's /health" 60 etcd_ready ;;
         kube-apiserver) wait_until "kube-apiserver's /readyz" 180 apiserver_ready ;;
         kwok) wait_until "kwok's /healthz" 60 kwok_ready ;;
+        kueue) wait_until "kueue's /readyz" 120 kueue_ready ;;
     esac
 }

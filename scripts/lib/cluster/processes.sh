@@ -29,6 +29,15 @@ save_command() {
     printf '%s\0' "$@" >"$CLUSTER_DIR/cmd/$name"
 }
 
+# save_wrapper NAME ARGS...: records a command that start_component runs NAME's command through
+# (it ends by exec'ing its arguments, so that NAME keeps the pid and its recorded command line).
+save_wrapper() {
+    local name=$1
+    shift
+    mkdir -p "$CLUSTER_DIR/wrap"
+    printf '%s\0' "$@" >"$CLUSTER_DIR/wrap/$name"
+}
+
 # component_pid NAME: prints the pid of NAME and succeeds when it runs. A pid is only taken as
 # NAME's when its command line is still the recorded one, so that a pid the kernel reused after a
 # crash (even for the same binary of another cluster) is never signalled.
@@ -42,15 +51,19 @@ component_pid() {
     echo "$pid"
 }
 
-# start_component NAME: starts NAME's recorded command in a new session (setsid), so that `stop`
+# start_component NAME: starts NAME's recorded command (through its wrapper, if it has one) in a
+# new session (setsid), so that `stop`
 # can signal its whole process group and so that it outlives this script. Before the exec, it
 # closes every inherited fd but 0-2: this script's lock (fd 9, see scripts/cluster), or a pipe of
 # the caller's, would stay open as long as the component runs. It also writes its own pid: setsid
 # forks when it is already a group leader, and then $! would be setsid's pid.
 start_component() {
     local name=$1
-    local -a args
+    local -a args wrapper=()
     mapfile -d '' -t args <"$CLUSTER_DIR/cmd/$name"
+    if [[ -f "$CLUSTER_DIR/wrap/$name" ]]; then
+        mapfile -d '' -t wrapper <"$CLUSTER_DIR/wrap/$name"
+    fi
     mkdir -p "$CLUSTER_DIR/pids" "$CLUSTER_DIR/logs"
     local pid_file="$CLUSTER_DIR/pids/$name.pid"
     rm -f "$pid_file"
@@ -61,7 +74,7 @@ start_component() {
             fd=${fd##*/}
             if ((fd > 2)); then exec {fd}>&-; fi
         done
-        echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pid_file" "${args[@]}" \
+        echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pid_file" "${wrapper[@]}" "${args[@]}" \
         </dev/null >>"$CLUSTER_DIR/logs/$name.log" 2>&1 &
     # Out of this shell's jobs: no "Killed" report when it dies while this script runs.
     disown "$!"

@@ -35,8 +35,9 @@ pub struct RenderArgs {
     #[arg(long, value_name = "D", env = "CUSTOM_CLUSTER_DOMAIN")]
     pub cluster_domain: Option<String>,
 
-    /// Gang scheduler: `volcano` (scheduling.volcano.sh PodGroup) or a scheduler-plugins
-    /// scheduler name (scheduling.x-k8s.io PodGroup).
+    /// Gang scheduler: `volcano` (scheduling.volcano.sh PodGroup), `kubernetes` (Kubernetes'
+    /// own, 1.36+: scheduling.k8s.io Workload and PodGroup) or a scheduler-plugins scheduler
+    /// name (scheduling.x-k8s.io PodGroup).
     #[arg(long, value_name = "NAME")]
     pub gang_scheduler: Option<String>,
 

@@ -17,8 +17,11 @@ pub struct OperatorArgs {
     #[arg(long, value_name = "NS", value_delimiter = ',', value_parser = namespace_name)]
     pub namespace: Vec<String>,
 
-    /// Gang scheduling: `volcano` (scheduling.volcano.sh PodGroups), or the name of a
-    /// scheduler-plugins scheduler (scheduling.x-k8s.io PodGroups) [default: none].
+    /// Gang scheduling: `kubernetes` (Kubernetes' own, 1.36+ with the `GenericWorkload` and
+    /// `GangScheduling` feature gates: scheduling.k8s.io/v1alpha2 Workloads and PodGroups),
+    /// `volcano` (scheduling.volcano.sh PodGroups), or the name of a scheduler-plugins scheduler
+    /// (scheduling.x-k8s.io PodGroups) [default: none]. The operator exits at start when the
+    /// API server does not serve the PodGroups asked for.
     #[arg(long, value_name = "NAME")]
     pub gang_scheduler_name: Option<String>,
 

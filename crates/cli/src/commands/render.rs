@@ -11,6 +11,7 @@ use trainctl_api::TrainingJob;
 use trainctl_api::manifest::Manifests;
 use trainctl_engine::PodGroup;
 use trainctl_engine::addressing::Addressing;
+use trainctl_engine::objects::workload::Workload;
 use trainctl_engine::objects::{BuildOptions, build_objects_but_pods, build_pods};
 
 use crate::cli::RenderArgs;
@@ -54,7 +55,7 @@ struct List<'a> {
     items: Items<'a>,
 }
 
-/// Every job's objects in creation order: PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
+/// Every job's objects in creation order: Workload, PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
 struct Items<'a> {
     jobs: &'a [&'a TrainingJob],
     options: &'a BuildOptions,
@@ -65,6 +66,7 @@ struct Items<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Item {
+    Workload(Box<Workload>),
     PodGroup(Box<PodGroup>),
     ServiceAccount(Box<ServiceAccount>),
     Role(Box<Role>),
@@ -94,9 +96,15 @@ impl Serialize for Items<'_> {
         for job in self.jobs {
             let objects = build_objects_but_pods(job, self.options);
             let others = (objects
-                .pod_group
+                .workload
                 .into_iter()
-                .map(|o| Item::PodGroup(o.into())))
+                .map(|o| Item::Workload(o.into())))
+            .chain(
+                objects
+                    .pod_group
+                    .into_iter()
+                    .map(|o| Item::PodGroup(o.into())),
+            )
             .chain(
                 objects
                     .service_accounts

@@ -1,7 +1,9 @@
 //! The Kubernetes objects that stand for a job (docs/semantics.md §3): a pod and a headless service
-//! per replica slot, the PodGroup under gang scheduling, and MPI's ConfigMap and launcher RBAC.
+//! per replica slot, the PodGroup (and under Kubernetes' own gang scheduling, the Workload) under
+//! gang scheduling, and MPI's ConfigMap and launcher RBAC.
 //!
-//! Each kind of object has its builder in a submodule (`pod`, `service`, [`podgroup`], [`mpi`]);
+//! Each kind of object has its builder in a submodule (`pod`, `service`, [`podgroup`],
+//! [`workload`], [`mpi`]);
 //! the builders use this module's [`BuildOptions`] and [`owner_reference`], and nothing outside
 //! `objects` is used by them but `addressing`, `env` and `naming`.
 //!
@@ -12,6 +14,7 @@ pub mod mpi;
 mod pod;
 pub mod podgroup;
 mod service;
+pub mod workload;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
@@ -21,6 +24,7 @@ use trainctl_api::{ReplicaType, TrainingJob};
 use crate::addressing::Addressing;
 use crate::env::JobEnv;
 use podgroup::{GangScheduler, PodGroup};
+use workload::Workload;
 
 pub use pod::{build_pod, build_pod_with, pod_restart_policy};
 pub use service::build_service;
@@ -37,8 +41,8 @@ pub const DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE: &str = "kubeflow/kubectl-delivery:
 pub struct BuildOptions {
     /// How replicas reach each other.
     pub addressing: Addressing,
-    /// The gang scheduler (`--gang-scheduler-name`): `volcano`, another scheduler's name for
-    /// scheduler-plugins, or `None` (or empty) for no gang scheduling.
+    /// The gang scheduler (`--gang-scheduler-name`): `volcano`, `kubernetes`, another
+    /// scheduler's name for scheduler-plugins, or `None` (or empty) for no gang scheduling.
     pub gang_scheduler: Option<String>,
     /// Image of PyTorch's `init-pytorch` container.
     pub pytorch_init_image: String,
@@ -80,6 +84,8 @@ pub struct JobObjects {
     pub services: Vec<Service>,
     /// The PodGroup, under gang scheduling.
     pub pod_group: Option<PodGroup>,
+    /// The Workload the PodGroup is made from, under Kubernetes' own gang scheduling.
+    pub workload: Option<Workload>,
     /// MPI: `<job>-config` with the hostfile, `kubexec.sh` and `discover_hosts.sh`.
     pub config_maps: Vec<ConfigMap>,
     /// MPI: the launcher's service account (to be created only if absent).
@@ -136,6 +142,8 @@ pub fn build_objects_but_pods(job: &TrainingJob, options: &BuildOptions) -> JobO
         pod_group: options
             .gang_scheduler()
             .map(|scheduler| podgroup::build_pod_group(job, &scheduler)),
+        workload: (options.gang_scheduler() == Some(GangScheduler::Kubernetes))
+            .then(|| workload::build_workload(job)),
         ..JobObjects::default()
     };
     if let TrainingJob::Mpi(_) = job {

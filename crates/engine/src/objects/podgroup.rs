@@ -1,5 +1,6 @@
-//! Gang scheduling (docs/semantics.md §3): the PodGroup of a job, for volcano or the
-//! scheduler-plugins coscheduling plugin, and the fields that tie each pod to it.
+//! Gang scheduling (docs/semantics.md §3): the PodGroup of a job, for volcano, the
+//! scheduler-plugins coscheduling plugin or Kubernetes' own scheduler ([`super::workload`]), and
+//! the fields that tie each pod to it.
 
 use std::collections::BTreeMap;
 
@@ -10,10 +11,14 @@ use serde::{Deserialize, Serialize};
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
 use super::owner_reference;
+use super::workload::{self, KubernetesPodGroup};
 use trainctl_api::quantity::Amount;
 
-/// The gang-scheduler name that selects volcano; any other name selects scheduler-plugins.
+/// The gang-scheduler name that selects volcano.
 pub const VOLCANO: &str = "volcano";
+/// The gang-scheduler name that selects Kubernetes' own gang scheduling; any name other than
+/// this one and [`VOLCANO`] selects scheduler-plugins, as upstream.
+pub const KUBERNETES: &str = "kubernetes";
 /// `apiVersion` of volcano's PodGroup.
 pub const VOLCANO_API_VERSION: &str = "scheduling.volcano.sh/v1beta1";
 /// `apiVersion` of scheduler-plugins' PodGroup.
@@ -36,6 +41,9 @@ pub enum GangScheduler {
     Volcano,
     /// The scheduler-plugins coscheduling plugin, under the scheduler name given.
     SchedulerPlugins(String),
+    /// Kubernetes' own scheduler (`kubernetes`): `scheduling.k8s.io/v1alpha2` Workload and
+    /// PodGroup, 1.36 and later with the `GenericWorkload` and `GangScheduling` feature gates.
+    Kubernetes,
 }
 
 impl GangScheduler {
@@ -45,16 +53,19 @@ impl GangScheduler {
         match name {
             "" => None,
             VOLCANO => Some(GangScheduler::Volcano),
+            KUBERNETES => Some(GangScheduler::Kubernetes),
             other => Some(GangScheduler::SchedulerPlugins(other.to_owned())),
         }
     }
 
-    /// The `schedulerName` pods get unless their template names a scheduler.
+    /// The `schedulerName` pods get unless their template names a scheduler; `None` for
+    /// Kubernetes' own, which is the default scheduler.
     #[must_use]
-    pub fn scheduler_name(&self) -> &str {
+    pub fn scheduler_name(&self) -> Option<&str> {
         match self {
-            GangScheduler::Volcano => VOLCANO,
-            GangScheduler::SchedulerPlugins(name) => name,
+            GangScheduler::Volcano => Some(VOLCANO),
+            GangScheduler::SchedulerPlugins(name) => Some(name),
+            GangScheduler::Kubernetes => None,
         }
     }
 }
@@ -67,6 +78,8 @@ pub enum PodGroup {
     Volcano(VolcanoPodGroup),
     /// `scheduling.x-k8s.io/v1alpha1` PodGroup.
     SchedulerPlugins(SchedulerPluginsPodGroup),
+    /// `scheduling.k8s.io/v1alpha2` PodGroup.
+    Kubernetes(KubernetesPodGroup),
 }
 
 impl PodGroup {
@@ -76,6 +89,7 @@ impl PodGroup {
         match self {
             PodGroup::Volcano(group) => &group.metadata,
             PodGroup::SchedulerPlugins(group) => &group.metadata,
+            PodGroup::Kubernetes(group) => &group.metadata,
         }
     }
 }
@@ -248,7 +262,6 @@ pub fn build_pod_group(job: &TrainingJob, scheduler: &GangScheduler) -> PodGroup
         .clone()
         .unwrap_or_default();
     let min_member = min_member(job);
-    let min_resources = min_resources(job, min_member);
     match scheduler {
         GangScheduler::Volcano => PodGroup::Volcano(VolcanoPodGroup {
             api_version: VOLCANO_API_VERSION.to_owned(),
@@ -261,7 +274,7 @@ pub fn build_pod_group(job: &TrainingJob, scheduler: &GangScheduler) -> PodGroup
                     .filter(|q| !q.is_empty())
                     .unwrap_or_else(|| DEFAULT_VOLCANO_QUEUE.to_owned()),
                 priority_class_name: policy.priority_class.unwrap_or_default(),
-                min_resources,
+                min_resources: min_resources(job, min_member),
             },
         }),
         GangScheduler::SchedulerPlugins(_) => {
@@ -271,16 +284,23 @@ pub fn build_pod_group(job: &TrainingJob, scheduler: &GangScheduler) -> PodGroup
                 metadata,
                 spec: SchedulerPluginsPodGroupSpec {
                     min_member,
-                    min_resources,
+                    min_resources: min_resources(job, min_member),
                     schedule_timeout_seconds: policy.schedule_timeout_seconds,
                 },
             })
         }
+        GangScheduler::Kubernetes => PodGroup::Kubernetes(KubernetesPodGroup {
+            api_version: workload::API_VERSION.to_owned(),
+            kind: KIND.to_owned(),
+            metadata,
+            spec: workload::pod_group_spec(job),
+        }),
     }
 }
 
 /// Ties a pod to the job's PodGroup: the scheduler name (unless the template names one) and the
-/// group annotation (volcano, with the task) or label (scheduler-plugins).
+/// group annotation (volcano, with the task) or label (scheduler-plugins); under Kubernetes' own
+/// gang scheduling, `spec.schedulingGroup`.
 pub fn decorate_pod(
     metadata: &mut ObjectMeta,
     spec: &mut PodSpec,
@@ -288,8 +308,10 @@ pub fn decorate_pod(
     replica_type: &ReplicaType,
     scheduler: &GangScheduler,
 ) {
-    if spec.scheduler_name.as_deref().is_none_or(str::is_empty) {
-        spec.scheduler_name = Some(scheduler.scheduler_name().to_owned());
+    if let Some(name) = scheduler.scheduler_name()
+        && spec.scheduler_name.as_deref().is_none_or(str::is_empty)
+    {
+        spec.scheduler_name = Some(name.to_owned());
     }
     match scheduler {
         GangScheduler::Volcano => {
@@ -309,6 +331,7 @@ pub fn decorate_pod(
                 job.name().to_owned(),
             );
         }
+        GangScheduler::Kubernetes => workload::decorate_pod(spec, job),
     }
 }
 

@@ -138,7 +138,9 @@ impl ObservedReplica {
     }
 }
 
-/// The phase of a gang's PodGroup (volcano's phases; an empty phase reads as `Pending`).
+/// The phase of a gang's PodGroup (volcano's phases; an empty phase reads as `Pending`; a
+/// `scheduling.k8s.io` PodGroup, which has no phase, is `Running` once scheduled, else
+/// `Pending`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PodGroupPhase {
     /// Not yet admitted by the gang scheduler: volcano creates no pods until it leaves this phase.
@@ -174,6 +176,10 @@ pub struct ObservedGang {
     pub scheduler: GangScheduler,
     /// The PodGroup's phase, or `None` when it does not exist (yet).
     pub pod_group: Option<PodGroupPhase>,
+    /// Why the scheduler cannot place the group, in its words (Kubernetes' own gang scheduling:
+    /// the PodGroup's `PodGroupScheduled=False` condition, `Unschedulable: ...`); `None` while
+    /// nothing says so.
+    pub unplaced: Option<String>,
 }
 
 /// A resource the local runtime's node has too little of.

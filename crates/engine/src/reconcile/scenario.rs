@@ -127,6 +127,7 @@ pub(crate) fn observed(text: &str, job: &TrainingJob) -> Observed {
                 observed.gang = Some(ObservedGang {
                     scheduler: GangScheduler::Volcano,
                     pod_group: pod_group_phase(phase),
+                    unplaced: None,
                 });
             }
             Some(("waiting", need)) => {

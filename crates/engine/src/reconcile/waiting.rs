@@ -23,17 +23,41 @@ pub(crate) fn gated(observed: &Observed) -> bool {
 }
 
 /// Whether the gang holds back the job's pods and services: upstream creates neither while
-/// volcano has not admitted the PodGroup.
+/// volcano has not admitted the PodGroup; under Kubernetes' own gang scheduling they follow the
+/// PodGroup, as its enhancement proposal orders (Workload, PodGroup, then pods).
 pub(crate) fn gang_gated(observed: &Observed) -> bool {
     observed.gang.as_ref().is_some_and(gang_gates)
 }
 
-/// Volcano creates no pods until the PodGroup exists and has left `Pending`.
+/// Volcano creates no pods until the PodGroup exists and has left `Pending`; Kubernetes' own
+/// gang scheduling until the PodGroup exists.
 fn gang_gates(gang: &ObservedGang) -> bool {
-    gang.scheduler == GangScheduler::Volcano
-        && gang
+    match gang.scheduler {
+        GangScheduler::Volcano => gang
             .pod_group
-            .is_none_or(|phase| phase == PodGroupPhase::Pending)
+            .is_none_or(|phase| phase == PodGroupPhase::Pending),
+        GangScheduler::Kubernetes => gang.pod_group.is_none(),
+        GangScheduler::SchedulerPlugins(_) => false,
+    }
+}
+
+/// The gang's words: what it waits for, or why its scheduler cannot place it.
+fn gang_words(job: &TrainingJob, gang: &ObservedGang) -> Option<String> {
+    let name = job.name();
+    match (&gang.scheduler, gang.pod_group) {
+        (GangScheduler::Volcano | GangScheduler::Kubernetes, None) => {
+            Some(format!("waiting for PodGroup {name} to be created"))
+        }
+        (GangScheduler::Volcano, Some(phase @ PodGroupPhase::Pending)) => Some(format!(
+            "waiting for the gang scheduler to admit PodGroup {name} (phase {})",
+            phase.as_str()
+        )),
+        (GangScheduler::Kubernetes, Some(_)) => gang
+            .unplaced
+            .as_ref()
+            .map(|why| format!("PodGroup {name} cannot be placed whole ({why})")),
+        _ => None,
+    }
 }
 
 /// Why the job's replicas cannot start, or `None` when nothing holds them back.
@@ -43,16 +67,12 @@ pub(crate) fn reasons(
     view: &ReplicaView<'_>,
 ) -> Option<String> {
     let mut words: Vec<String> = observed.waiting.iter().map(fact).collect();
-    if let Some(gang) = observed.gang.as_ref().filter(|gang| gang_gates(gang)) {
-        words.push(match gang.pod_group {
-            None => format!("waiting for PodGroup {} to be created", job.name()),
-            Some(phase) => format!(
-                "waiting for the gang scheduler to admit PodGroup {} (phase {})",
-                job.name(),
-                phase.as_str()
-            ),
-        });
-    }
+    words.extend(
+        observed
+            .gang
+            .as_ref()
+            .and_then(|gang| gang_words(job, gang)),
+    );
     let mut pending = 0;
     for type_view in &view.types {
         for (index, pod) in type_view.observed() {
@@ -200,6 +220,64 @@ mod tests {
         let plan = reconcile(&admitted, &observed("", &admitted), now);
         let started = plan.status.and_then(|status| status.start_time);
         assert_eq!(started.map(|time| time.0), Some(now));
+    }
+
+    /// The plan of a new `TFJob Worker=2` under Kubernetes' own gang scheduling, its PodGroup
+    /// as given.
+    fn under_kubernetes(pod_group: Option<PodGroupPhase>, unplaced: Option<&str>) -> crate::Plan {
+        use crate::reconcile::scenario::{job, observed};
+        let job = job("TFJob Worker=2");
+        let mut seen = observed("", &job);
+        seen.gang = Some(ObservedGang {
+            scheduler: GangScheduler::Kubernetes,
+            pod_group,
+            unplaced: unplaced.map(str::to_owned),
+        });
+        crate::reconcile(&job, &seen, jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    fn created_message(plan: &crate::Plan) -> String {
+        let status = plan.status.as_ref().expect("a status");
+        let created = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == trainctl_api::JobConditionType::Created)
+            .expect("Created");
+        created.message.clone()
+    }
+
+    #[test]
+    fn kubernetes_gang_pods_wait_for_their_pod_group_then_say_why_it_is_not_placed() {
+        let plan = under_kubernetes(None, None);
+        assert!(plan.create_pods.is_empty(), "pods before their PodGroup");
+        assert!(plan.create_services.is_empty());
+        assert_eq!(
+            plan.pod_group,
+            Some(crate::reconcile::PodGroupAction::Ensure)
+        );
+        assert!(
+            created_message(&plan).ends_with("Pending: waiting for PodGroup mnist to be created."),
+            "{}",
+            created_message(&plan)
+        );
+
+        let plan = under_kubernetes(
+            Some(PodGroupPhase::Pending),
+            Some("Unschedulable: pod group is unschedulable"),
+        );
+        assert_eq!(plan.create_pods.len(), 2, "the PodGroup exists: every pod");
+        assert!(
+            created_message(&plan).ends_with(
+                "Pending: PodGroup mnist cannot be placed whole (Unschedulable: pod group is \
+                 unschedulable)."
+            ),
+            "{}",
+            created_message(&plan)
+        );
+
+        let plan = under_kubernetes(Some(PodGroupPhase::Running), None);
+        assert_eq!(plan.create_pods.len(), 2);
+        assert!(!created_message(&plan).contains("Pending"));
     }
 
     #[test]

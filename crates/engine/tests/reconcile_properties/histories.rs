@@ -307,7 +307,7 @@ proptest! {
             pods: BTreeMap::new(),
             services: BTreeSet::new(),
             retired_restarts: 0,
-            gang: gang.then_some(ObservedGang { scheduler: GangScheduler::Volcano, pod_group: None }),
+            gang: gang.then_some(ObservedGang { scheduler: GangScheduler::Volcano, pod_group: None, unplaced: None }),
             pod_group_wanted: false,
             waiting: false,
             now: T0,
