@@ -71,14 +71,8 @@ impl Operator {
     /// (`--gang-scheduler-name=volcano`...).
     #[must_use]
     pub fn start_with(name: &str, flags: &[&str]) -> Operator {
-        let folder = repository().join("target/fault-operators");
-        std::fs::create_dir_all(&folder).expect("target/fault-operators is created");
-        let log = folder.join(format!(
-            "{name}-{}.log",
-            jiff::Timestamp::now().as_millisecond()
-        ));
-        let file = File::create(&log).expect("the operator's log file is created");
-        let child = Command::new(required("TRAINCTL_E2E_TRAINCTL"))
+        let mut command = Command::new(required("TRAINCTL_E2E_TRAINCTL"));
+        command
             .args([
                 "operator",
                 "--leader-elect",
@@ -90,12 +84,45 @@ impl Operator {
             .env("KUBECONFIG", required("TRAINCTL_E2E_OPERATOR_KUBECONFIG"))
             .env("POD_NAME", name)
             .env("POD_NAMESPACE", OPERATOR_NAMESPACE)
-            .env_remove("RUST_LOG")
+            .env_remove("RUST_LOG");
+        Operator::spawn(name, command)
+    }
+
+    /// Starts the upstream Kubeflow training operator v1.9.4 (`TRAINCTL_E2E_UPSTREAM`, which
+    /// `scripts/e2e` builds), as the cluster's admin, without leader election, its webhook
+    /// server on a free port with the certificates `scripts/e2e` left in its default folder.
+    #[must_use]
+    pub fn start_upstream(name: &str) -> Operator {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let mut command = Command::new(required("TRAINCTL_E2E_UPSTREAM"));
+        command
+            .args([
+                "--metrics-bind-address=0",
+                "--health-probe-bind-address=0",
+                &format!("--webhook-server-port={port}"),
+            ])
+            .env("MY_POD_NAMESPACE", OPERATOR_NAMESPACE);
+        Operator::spawn(name, command)
+    }
+
+    /// Starts `command`, its output to a log file of `target/fault-operators/`.
+    fn spawn(name: &str, mut command: Command) -> Operator {
+        let folder = repository().join("target/fault-operators");
+        std::fs::create_dir_all(&folder).expect("target/fault-operators is created");
+        let log = folder.join(format!(
+            "{name}-{}.log",
+            jiff::Timestamp::now().as_millisecond()
+        ));
+        let file = File::create(&log).expect("the operator's log file is created");
+        let child = command
             .stdin(Stdio::null())
             .stdout(file.try_clone().expect("the log file's handle is cloned"))
             .stderr(file)
             .spawn()
-            .expect("trainctl operator starts");
+            .expect("the operator starts");
         Operator {
             name: name.to_owned(),
             log,

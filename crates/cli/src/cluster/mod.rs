@@ -9,6 +9,7 @@ pub mod dashboard;
 mod error;
 mod events;
 mod jobs;
+mod kueue;
 mod logs;
 mod pods;
 

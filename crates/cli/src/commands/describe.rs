@@ -77,6 +77,10 @@ pub async fn in_cluster(
 async fn describe_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::Result<String> {
     let found = cluster.job(target, "describe").await?;
     let (pods, events) = try_join(cluster.pods_of(&found), cluster.events_of(&found)).await?;
+    let held_by = cluster
+        .queue_reasons(std::slice::from_ref(&found), Some(found.namespace()))
+        .await
+        .remove(found.uid());
     let description = Description {
         state: found.state().to_owned(),
         uid: found.uid().to_owned(),
@@ -86,6 +90,7 @@ async fn describe_in_cluster(target: &Target<'_>, cluster: &Cluster) -> anyhow::
         events,
         claims: BTreeMap::new(),
         progress: None,
+        held_by,
         job: found.job,
     };
     Ok(description.render(Timestamp::now()))

@@ -82,7 +82,8 @@ pub async fn in_cluster(
     let printer = Printer::new(args, &selection, namespace)?;
     let (jobs, code) = gather_in_cluster(cluster, &selection, namespace, args).await?;
     let restarts = cluster_restarts(cluster, &jobs, &printer, args, namespace).await?;
-    let items = cluster_items(&jobs, &restarts)?;
+    let held = cluster_holds(cluster, &jobs, &printer, args, namespace).await;
+    let items = cluster_items(&jobs, &restarts, &held)?;
     printer.print(&items, out)?;
     if args.watch {
         out.flush()?;
@@ -92,7 +93,8 @@ pub async fn in_cluster(
             tokio::time::sleep(watch::CLUSTER_POLL).await;
             let (jobs, _) = gather_in_cluster(cluster, &selection, namespace, args).await?;
             let restarts = cluster_restarts(cluster, &jobs, &printer, args, namespace).await?;
-            let items = cluster_items(&jobs, &restarts)?;
+            let held = cluster_holds(cluster, &jobs, &printer, args, namespace).await;
+            let items = cluster_items(&jobs, &restarts, &held)?;
             seen.print_changed(&printer, &items, out)?;
             out.flush()?;
         }
@@ -236,6 +238,7 @@ fn local_items<'a>(
                     job: &record.job,
                     restarts: restarts.get(i).copied(),
                     progress: progresses.get(i).cloned().flatten(),
+                    held_by: None,
                 },
                 &record.job,
             )
@@ -247,6 +250,7 @@ fn local_items<'a>(
 fn cluster_items<'a>(
     jobs: &'a [ClusterJob],
     restarts: &HashMap<&str, i64>,
+    held: &'a HashMap<String, String>,
 ) -> anyhow::Result<Vec<Item<'a>>> {
     jobs.iter()
         .map(|job| {
@@ -260,6 +264,7 @@ fn cluster_items<'a>(
                     job: &job.job,
                     restarts: restarts.get(job.uid()).copied(),
                     progress: None,
+                    held_by: held.get(job.uid()).map(String::as_str),
                 },
                 &job.shown(),
             )
@@ -316,6 +321,22 @@ async fn cluster_restarts<'a>(
     let scope = (!args.all_namespaces).then_some(namespace);
     let pods = cluster.training_pods(scope).await?;
     Ok(restarts_by_job(jobs, &pods))
+}
+
+/// Why Kueue holds back each cluster job it has not admitted, by uid, when the printer shows
+/// reasons (`-o wide`).
+async fn cluster_holds(
+    cluster: &Cluster,
+    jobs: &[ClusterJob],
+    printer: &Printer,
+    args: &GetArgs,
+    namespace: &str,
+) -> HashMap<String, String> {
+    if !printer.shows_restarts() {
+        return HashMap::new();
+    }
+    let scope = (!args.all_namespaces).then_some(namespace);
+    cluster.queue_reasons(jobs, scope).await
 }
 
 /// Whether every job in `kinds` is of one kind that the user named, so that NAME needs no kind.

@@ -45,6 +45,9 @@ pub struct Description {
     pub claims: BTreeMap<String, ClaimBacking>,
     /// Its training progress, from its TensorBoard event files: on this machine only.
     pub progress: Option<Progress>,
+    /// Why something outside the job holds it back (Kueue's words for a job its queue has not
+    /// admitted): on a cluster only.
+    pub held_by: Option<String>,
 }
 
 /// What locates a replica: the column between RESTARTS and PORT.
@@ -164,6 +167,7 @@ impl Description {
             ),
             claims,
             progress: None,
+            held_by: None,
             job: record.job,
         }
     }
@@ -187,6 +191,9 @@ impl Description {
             head.push(("Labels:", labels.join("\n")));
         }
         head.push(("State:", self.state.clone()));
+        if let Some(why) = &self.held_by {
+            head.push(("Waiting:", why.clone()));
+        }
         if let Some(created) = self.created {
             head.push((
                 "Created:",

@@ -28,6 +28,9 @@ pub struct JobRow<'a> {
     pub restarts: Option<i64>,
     /// Its training progress in words (`step 120 loss=0.2310`), when known (`-o wide`).
     pub progress: Option<String>,
+    /// Why something outside the job holds it back, when its status does not say (Kueue's
+    /// words for a job its queue has not admitted, on a cluster; `-o wide`).
+    pub held_by: Option<&'a str>,
 }
 
 /// Which columns the table has.
@@ -84,6 +87,7 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
             duration.map_or_else(|| "-".to_owned(), age),
             status
                 .and_then(JobStatus::waiting_reason)
+                .or(row.held_by)
                 .unwrap_or("-")
                 .to_owned(),
             row.progress.clone().unwrap_or_else(|| "-".to_owned()),

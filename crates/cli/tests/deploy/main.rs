@@ -410,6 +410,38 @@ fn helm_narrows_rbac_to_the_chosen_namespaces_kinds_and_gang_scheduler() {
 }
 
 #[test]
+#[ignore = "needs helm; .ci/run runs it when helm is installed"]
+fn helm_grants_kubernetes_gang_scheduling_its_workloads_and_pod_groups() {
+    let chart = helm_template(&["gangSchedulerName=kubernetes"]);
+    let rules = chart.cluster_role_rules();
+    for resource in ["podgroups", "workloads"] {
+        for verb in ["get", "list", "watch", "create", "delete"] {
+            assert!(
+                allows(rules, "scheduling.k8s.io", resource, verb, Some("mnist")),
+                "{verb} {resource}"
+            );
+        }
+        assert!(
+            !allows(rules, "scheduling.k8s.io", resource, "patch", Some("mnist")),
+            "immutable: never patched"
+        );
+    }
+    assert!(!allows(
+        rules,
+        "scheduling.x-k8s.io",
+        "podgroups",
+        "get",
+        None
+    ));
+    let args = chart.container().args.clone().unwrap_or_default();
+    assert!(
+        args.contains(&"--gang-scheduler-name=kubernetes".to_owned()),
+        "{args:?}"
+    );
+    assert_operator_accepts("helm template (kubernetes gang)", &args);
+}
+
+#[test]
 #[ignore = "needs kubectl; .ci/run runs it when kubectl is installed"]
 fn kustomize_renders_the_crds_and_the_operator_into_kubeflow() {
     let rendered = Installation::from_yaml(
