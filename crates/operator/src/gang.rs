@@ -257,7 +257,8 @@ async fn serves(
         Ok(list) => Ok(resources
             .iter()
             .all(|wanted| list.resources.iter().any(|served| served.name == *wanted))),
-        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(false),
+        // A group version it does not serve is a plain-text `404 page not found`, no Status.
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
         Err(source) => Err(Unusable::Discovery {
             name: name.to_owned(),
             api_version: api_version.to_owned(),

@@ -73,6 +73,17 @@ pub(crate) fn reasons(
             .as_ref()
             .and_then(|gang| gang_words(job, gang)),
     );
+    // When the scheduler says why for the whole group (in words as plain as `pod group is
+    // unschedulable`), one pod's words say what it lacks; the others' would repeat them.
+    let named = if observed
+        .gang
+        .as_ref()
+        .is_some_and(|gang| gang.unplaced.is_some())
+    {
+        1
+    } else {
+        PENDING_PODS_NAMED
+    };
     let mut pending = 0;
     for type_view in &view.types {
         for (index, pod) in type_view.observed() {
@@ -83,7 +94,7 @@ pub(crate) fn reasons(
                 continue;
             }
             pending += 1;
-            if pending <= PENDING_PODS_NAMED {
+            if pending <= named {
                 let name = type_view.slot(index).name(job.name());
                 words.push(match pod.message.as_deref().filter(|m| !m.is_empty()) {
                     Some(message) => format!("{name} is pending ({reason}: {message})"),
@@ -92,8 +103,8 @@ pub(crate) fn reasons(
             }
         }
     }
-    if pending > PENDING_PODS_NAMED {
-        words.push(format!("{} more pending", pending - PENDING_PODS_NAMED));
+    if pending > named {
+        words.push(format!("{} more pending", pending - named));
     }
     words.extend(refusals(job, observed));
     (!words.is_empty()).then(|| words.join("; "))
@@ -225,9 +236,17 @@ mod tests {
     /// The plan of a new `TFJob Worker=2` under Kubernetes' own gang scheduling, its PodGroup
     /// as given.
     fn under_kubernetes(pod_group: Option<PodGroupPhase>, unplaced: Option<&str>) -> crate::Plan {
+        with_pods_under_kubernetes("", pod_group, unplaced)
+    }
+
+    fn with_pods_under_kubernetes(
+        pods: &str,
+        pod_group: Option<PodGroupPhase>,
+        unplaced: Option<&str>,
+    ) -> crate::Plan {
         use crate::reconcile::scenario::{job, observed};
         let job = job("TFJob Worker=2");
-        let mut seen = observed("", &job);
+        let mut seen = observed(pods, &job);
         seen.gang = Some(ObservedGang {
             scheduler: GangScheduler::Kubernetes,
             pod_group,
@@ -278,6 +297,28 @@ mod tests {
         let plan = under_kubernetes(Some(PodGroupPhase::Running), None);
         assert_eq!(plan.create_pods.len(), 2);
         assert!(!created_message(&plan).contains("Pending"));
+    }
+
+    #[test]
+    fn the_groups_words_and_one_pods_stand_for_its_pending_pods() {
+        let pods = "worker-0 Pending reason=Unschedulable; worker-1 Pending reason=Unschedulable";
+        let plan = with_pods_under_kubernetes(pods, Some(PodGroupPhase::Pending), None);
+        assert!(
+            created_message(&plan).contains("mnist-worker-0 is pending (Unschedulable)"),
+            "before the scheduler says why for the group, each pod does: {}",
+            created_message(&plan)
+        );
+        let plan = with_pods_under_kubernetes(
+            pods,
+            Some(PodGroupPhase::Pending),
+            Some("Unschedulable: 0/1 nodes are available"),
+        );
+        assert_eq!(
+            created_message(&plan),
+            "TFJob mnist is created. Pending: PodGroup mnist cannot be placed whole \
+             (Unschedulable: 0/1 nodes are available); mnist-worker-0 is pending \
+             (Unschedulable); 1 more pending."
+        );
     }
 
     #[test]

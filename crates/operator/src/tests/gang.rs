@@ -243,11 +243,8 @@ fn discovery(native: bool) -> impl FnMut(&Sent) -> (StatusCode, Value) + Send + 
                                      resource("workloads", "Workload")]}),
             )
         } else {
-            (
-                StatusCode::NOT_FOUND,
-                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                       "reason": "NotFound", "code": 404, "message": "404 page not found"}),
-            )
+            // As kube-apiserver answers for a group version it does not serve: not a Status.
+            (StatusCode::NOT_FOUND, json!("404 page not found"))
         }
     }
 }
