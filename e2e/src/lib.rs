@@ -30,7 +30,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition};
 use kube::{Client, Resource};
 use serde::Serialize;
@@ -203,6 +203,22 @@ pub async fn await_last_condition(
         last_condition_is(type_),
     )
     .await
+}
+
+/// Sets the job's `spec.runPolicy.suspend` to `on` (a merge patch, as `kubectl patch` sends);
+/// when suspending, waits until the job's last condition is `Suspended`.
+pub async fn set_suspend(client: &Client, namespace: &str, kind: JobKind, name: &str, on: bool) {
+    jobs(client, namespace, kind)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"runPolicy": {"suspend": on}}})),
+        )
+        .await
+        .unwrap_or_else(|error| panic!("{name}: suspend set to {on}: {error}"));
+    if on {
+        await_last_condition(client, namespace, kind, name, "Suspended").await;
+    }
 }
 
 /// Waits until the object `name` exists; the object then.

@@ -12,15 +12,14 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams};
 use kube::runtime::wait::await_condition;
-use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_e2e::operator::{
     History, Operator, await_leader, await_lease, await_renewal, await_running, cluster,
     etcd_compact_everything, lease, sleeping_tfjob, within_for, worker_names,
 };
-use trainctl_e2e::{await_last_condition, create_job, in_namespace, jobs};
+use trainctl_e2e::{create_job, in_namespace, set_suspend};
 
 /// How long an operator may take to hold the Lease: a killed predecessor's Lease expires after
 /// its 15 s duration, counted from when this one first read it.
@@ -160,24 +159,9 @@ async fn fault_etcd_stopped_for_10_seconds() {
         await_running(&client, &namespace, "steady", 3, SMALL).await;
         let names = worker_names("steady", 3);
         pods.record().assert_created_once("pods", &names);
-        let api = jobs(&client, &namespace, JobKind::TFJob);
-        let suspend = |on: bool| json!({"spec": {"runPolicy": {"suspend": on}}});
-        api.patch(
-            "steady",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(true)),
-        )
-        .await
-        .expect("suspended");
-        await_last_condition(&client, &namespace, JobKind::TFJob, "steady", "Suspended").await;
+        set_suspend(&client, &namespace, JobKind::TFJob, "steady", true).await;
         pods.until(SMALL, "no pod", |live| live == 0).await;
-        api.patch(
-            "steady",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(false)),
-        )
-        .await
-        .expect("resumed");
+        set_suspend(&client, &namespace, JobKind::TFJob, "steady", false).await;
         await_running(&client, &namespace, "steady", 3, SMALL).await;
         let record = pods.record();
         assert_eq!(

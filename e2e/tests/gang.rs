@@ -26,7 +26,7 @@ use trainctl_api::JobKind;
 use trainctl_e2e::operator::{History, Operator, await_leader, within_for};
 use trainctl_e2e::{
     EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_exists, await_job,
-    await_last_condition, create_job, in_namespace, jobs, json_of,
+    await_last_condition, create_job, in_namespace, jobs, json_of, set_suspend,
 };
 use trainctl_engine::objects::{BuildOptions, build_objects};
 use trainctl_operator::job;
@@ -356,31 +356,10 @@ spec:
             assert_eq!(pod.annotations().get("scheduling.k8s.io/group-name"), None);
         }
 
-        let api = jobs(&client, &namespace, JobKind::TFJob);
-        let suspend = |on: bool| json!({"spec": {"runPolicy": {"suspend": on}}});
-        api.patch(
-            "coscheduled",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(true)),
-        )
-        .await
-        .expect("suspended");
-        await_last_condition(
-            &client,
-            &namespace,
-            JobKind::TFJob,
-            "coscheduled",
-            "Suspended",
-        )
-        .await;
+        set_suspend(&client, &namespace, JobKind::TFJob, "coscheduled", true).await;
         await_gone(&groups, "coscheduled", "the suspended job's PodGroup to go").await;
-        api.patch(
-            "coscheduled",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(false)),
-        )
-        .await
-        .expect("resumed");
+        set_suspend(&client, &namespace, JobKind::TFJob, "coscheduled", false).await;
+        let api = jobs(&client, &namespace, JobKind::TFJob);
         let again = await_exists(groups.clone(), "coscheduled").await;
         assert_ne!(again.uid(), group.uid(), "a new PodGroup");
         assert_pod_group(&again, &job, PLUGINS, &spec);

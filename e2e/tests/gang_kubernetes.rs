@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
-use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::await_condition;
 use kube::{Client, ResourceExt};
 use serde_json::{Value, json};
@@ -19,7 +18,7 @@ use trainctl_api::JobKind;
 use trainctl_e2e::operator::{History, Operator, await_leader, within_for};
 use trainctl_e2e::{
     EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_exists, await_job,
-    await_last_condition, create_job, in_namespace, jobs,
+    await_last_condition, create_job, in_namespace, jobs, set_suspend,
 };
 
 /// How long an operator may take to hold the Lease (a predecessor killed by a failed test
@@ -210,6 +209,11 @@ fn start_operator(name: &str) -> Operator {
 async fn assert_says_why_it_waits(client: &Client, namespace: &str, name: &str) {
     let condition = await_scheduled(client, namespace, name, "False").await;
     assert_eq!(condition["reason"], "Unschedulable", "{condition}");
+    // 1.36.3's words for any cause: what is missing is only in each pod's condition.
+    assert_eq!(
+        condition["message"], "pod group is unschedulable",
+        "{condition}"
+    );
     let words = format!(
         "PodGroup {name} cannot be placed whole (Unschedulable: {})",
         condition["message"].as_str().expect("a message")
@@ -254,6 +258,11 @@ async fn assert_workload_and_pod_group(client: &Client, namespace: &str) {
     assert_eq!(
         group.data["spec"]["schedulingPolicy"],
         json!({"gang": {"minCount": 4}})
+    );
+    // Kept until no pod names the group (kube-controller-manager's podgroup-protection).
+    assert_eq!(
+        group.finalizers(),
+        ["scheduling.k8s.io/podgroup-protection"]
     );
     let owner = &group.metadata.owner_references.as_ref().expect("owned")[0];
     assert_eq!(
@@ -415,23 +424,7 @@ async fn gang_kubernetes_suspend_resume_restart_and_delete() {
         let groups = pod_groups(&client, &namespace);
         let group = await_exists(groups.clone(), "life").await;
 
-        let api = jobs(&client, &namespace, JobKind::PyTorchJob);
-        let suspend = |on: bool| json!({"spec": {"runPolicy": {"suspend": on}}});
-        api.patch(
-            "life",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(true)),
-        )
-        .await
-        .expect("suspended");
-        await_last_condition(
-            &client,
-            &namespace,
-            JobKind::PyTorchJob,
-            "life",
-            "Suspended",
-        )
-        .await;
+        set_suspend(&client, &namespace, JobKind::PyTorchJob, "life", true).await;
         await_gone(&groups, "life", "the suspended job's PodGroup").await;
         await_gone(
             &workloads(&client, &namespace),
@@ -451,13 +444,7 @@ async fn gang_kubernetes_suspend_resume_restart_and_delete() {
         )
         .await;
 
-        api.patch(
-            "life",
-            &PatchParams::default(),
-            &Patch::Merge(&suspend(false)),
-        )
-        .await
-        .expect("resumed");
+        set_suspend(&client, &namespace, JobKind::PyTorchJob, "life", false).await;
         await_placed(&client, &namespace, "life", 4, 4).await;
         let again = await_exists(groups.clone(), "life").await;
         assert_ne!(
@@ -493,7 +480,8 @@ async fn gang_kubernetes_suspend_resume_restart_and_delete() {
             successor.log()
         );
 
-        api.delete("life", &DeleteParams::background())
+        jobs(&client, &namespace, JobKind::PyTorchJob)
+            .delete("life", &DeleteParams::background())
             .await
             .expect("the job deleted");
         await_gone(&groups, "life", "the deleted job's PodGroup").await;

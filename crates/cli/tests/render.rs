@@ -3,7 +3,7 @@
 mod common;
 
 use common::{fixture_manifests, trainctl};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn render_json(args: &[&str]) -> Value {
     let mut all = vec!["render"];
@@ -123,7 +123,7 @@ fn cluster_domain_flag_and_env_qualify_tf_config_addresses() {
 }
 
 #[test]
-fn gang_scheduler_adds_a_pod_group_first_and_schedules_pods_with_it() {
+fn gang_scheduler_adds_its_objects_first_and_schedules_pods_with_them() {
     let example = common::tests_dir().join("../../../examples/tfjob-multi-worker.yaml");
     let shown = example.display().to_string();
     let list = render_json(&["-f", &shown, "--gang-scheduler", "volcano"]);
@@ -144,6 +144,29 @@ fn gang_scheduler_adds_a_pod_group_first_and_schedules_pods_with_it() {
     ]);
     let items = list["items"].as_array().expect("items");
     assert_eq!(items[0]["apiVersion"], "scheduling.x-k8s.io/v1alpha1");
+
+    // Kubernetes' own: the Workload, then the PodGroup made from it, then pods that name it.
+    let list = render_json(&["-f", &shown, "--gang-scheduler", "kubernetes"]);
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(
+        (&items[0]["apiVersion"], &items[0]["kind"]),
+        (&json!("scheduling.k8s.io/v1alpha2"), &json!("Workload"))
+    );
+    assert_eq!(
+        items[0]["spec"]["podGroupTemplates"][0]["schedulingPolicy"],
+        json!({"gang": {"minCount": 3}})
+    );
+    assert_eq!(
+        (&items[1]["apiVersion"], &items[1]["kind"]),
+        (&json!("scheduling.k8s.io/v1alpha2"), &json!("PodGroup"))
+    );
+    for pod in items_of_kind(&list, "Pod") {
+        assert_eq!(
+            pod["spec"]["schedulingGroup"],
+            json!({"podGroupName": "mnist-mwms"})
+        );
+        assert_eq!(pod["spec"].get("schedulerName"), None);
+    }
 }
 
 /// A TFJob of `workers` workers running `true`.

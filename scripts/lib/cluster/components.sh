@@ -2,8 +2,10 @@
 # scripts/cluster; expects CLUSTER_DIR, the *_bin variables and the helpers of processes.sh and
 # pki.sh.
 
-# In start order; `down` stops them in the reverse one.
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# In start order; `down` stops them in the reverse one. COMPONENTS is what this cluster runs:
+# these, and kueue when it is asked for (scripts/cluster's choose_components).
+BASE_COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+COMPONENTS=("${BASE_COMPONENTS[@]}")
 
 NODE_NAME=kwok-node-0
 SERVICE_CIDR=10.96.0.0/16

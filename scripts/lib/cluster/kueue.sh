@@ -69,37 +69,42 @@ install_kueue() {
     kctl apply --server-side -f "$kueue_dir/crds" >/dev/null
     kctl wait --for condition=established --timeout 60s -f "$kueue_dir/crds" >/dev/null
     kctl create namespace kueue-system --dry-run=client -o yaml | kctl apply -f - >/dev/null
-    local ca kind mutating="" validating=""
-    ca=$(base64 -w0 <"$CLUSTER_DIR/pki/ca.crt")
-    local selector="objectSelector: {matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]}"
+    local kind mutating="" validating=""
     for kind in "${KUEUE_KINDS[@]}"; do
-        mutating+="
-- name: m$kind.kb.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  $selector
-  clientConfig: {url: \"https://127.0.0.1:$kueue_webhook_port/mutate-kubeflow-org-v1-$kind\", caBundle: \"$ca\"}
-  rules: [{apiGroups: [kubeflow.org], apiVersions: [v1], operations: [CREATE], resources: [${kind}s]}]"
-        validating+="
-- name: v$kind.kb.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  $selector
-  clientConfig: {url: \"https://127.0.0.1:$kueue_webhook_port/validate-kubeflow-org-v1-$kind\", caBundle: \"$ca\"}
-  rules: [{apiGroups: [kubeflow.org], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [${kind}s]}]"
+        mutating+=$(kueue_webhook "m$kind.kb.io" "/mutate-kubeflow-org-v1-$kind" "${kind}s" CREATE)
+        mutating+=$'\n'
+        validating+=$(kueue_webhook "v$kind.kb.io" "/validate-kubeflow-org-v1-$kind" "${kind}s" \
+            CREATE,UPDATE)
+        validating+=$'\n'
     done
     kctl apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
 metadata: {name: kueue-mutating-webhook-configuration}
-webhooks:$mutating
+webhooks:
+$mutating
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: kueue-validating-webhook-configuration}
-webhooks:$validating
+webhooks:
+$validating
+EOF
+}
+
+# kueue_webhook NAME PATH RESOURCE OPERATIONS: one webhook of a configuration (a YAML list
+# item), called on loopback, for the jobs labelled with a queue only.
+kueue_webhook() {
+    local name=$1 path=$2 resource=$3 operations=$4 ca
+    ca=$(base64 -w0 <"$CLUSTER_DIR/pki/ca.crt")
+    cat <<EOF
+- name: $name
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  objectSelector: {matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]}
+  clientConfig: {url: "https://127.0.0.1:$kueue_webhook_port$path", caBundle: "$ca"}
+  rules: [{apiGroups: [kubeflow.org], apiVersions: [v1], operations: [$operations], resources: [$resource]}]
 EOF
 }
 
