@@ -77,9 +77,13 @@ pub async fn run(
                 pacing: Arc::default(),
             };
             let (store, children, controller) = controller(lane, Arc::clone(&ctx), namespace);
+            controllers.push(unless_stopped_unlisted(
+                controller,
+                store.clone(),
+                stopping.clone(),
+            ));
             stores.push(store);
             child_stores.push(children);
-            controllers.push(controller);
         }
     }
     let synced = async {
@@ -100,6 +104,27 @@ pub async fn run(
         }
     };
     future::join(future::join_all(controllers), synced).await;
+}
+
+/// Runs `controller` to its end, unless a stop comes before its job cache had its first list
+/// (`listed`): then it ends at once. No reconcile can be in flight then (kube's runner holds them
+/// until the cache is ready), and kube's runner would wait for that readiness for ever, the stop
+/// having ended the watch that brings it.
+async fn unless_stopped_unlisted(
+    controller: impl Future<Output = ()>,
+    listed: watch::Receiver<bool>,
+    stopping: watch::Receiver<bool>,
+) {
+    let stopped_unlisted = async move {
+        stopped(stopping).await;
+        if *listed.borrow() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        () = controller => {}
+        () = stopped_unlisted => {}
+    }
 }
 
 /// What the reconciles of one kind share: the gate bounding how many run at once, the stop

@@ -55,6 +55,8 @@ struct World {
     /// Keep creations of pods and services unanswered until `release` is notified (a
     /// reconcile in flight).
     hold_creations: bool,
+    /// Never answer the list of jobs (a job cache that has not had its first list).
+    hold_job_list: bool,
 }
 
 /// A mock API server: the lease as [`fake_api`] keeps it, the world's jobs, empty lists for
@@ -118,6 +120,10 @@ fn cluster(
                 continue;
             } else if path.starts_with(LEASES) {
                 lease(&request)
+            } else if world.hold_job_list && path.ends_with("/tfjobs") {
+                sent.push(request);
+                open_watches.push(respond);
+                continue;
             } else if request.method == Method::GET && path.ends_with("/tfjobs") {
                 (StatusCode::OK, list(&world.jobs))
             } else if world.hold_creations
@@ -374,6 +380,7 @@ async fn a_stop_lets_the_reconcile_in_flight_finish_and_counts_its_transition() 
     let world = World {
         jobs: vec![stored_job()],
         hold_creations: true,
+        ..World::default()
     };
     let mut running = start(settings(false), None, world).await;
     running.reconcile_in_flight().await;
@@ -412,11 +419,28 @@ async fn a_stop_lets_the_reconcile_in_flight_finish_and_counts_its_transition() 
     assert!(lease_requests(&sent).is_empty());
 }
 
+/// Stopped before its job cache had its first list (a rollout right after a start), the
+/// operator stops at once: no reconcile can be in flight. kube's runner waits for the cache
+/// before running any, and would wait for ever once the stop has ended its watch.
+#[tokio::test]
+async fn a_stop_before_the_first_list_of_jobs_stops_at_once() {
+    let world = World {
+        hold_job_list: true,
+        ..World::default()
+    };
+    let running = start(settings(false), None, world).await;
+    running.reach(Phase::Syncing).await;
+    running.stop.send(()).expect("the operator listens");
+    let (outcome, _) = running.end().await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+}
+
 #[tokio::test]
 async fn a_second_stop_does_not_wait_for_the_reconcile_in_flight() {
     let world = World {
         jobs: vec![stored_job()],
         hold_creations: true,
+        ..World::default()
     };
     let mut running = start(settings(false), None, world).await;
     running.reconcile_in_flight().await;
