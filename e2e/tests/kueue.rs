@@ -104,12 +104,12 @@ async fn delete_queues(client: &Client, prefix: &str) {
 }
 
 /// A `PyTorchJob` in the `LocalQueue` `team`: a Master and 3 Workers of one GPU each, which run
-/// 6 seconds and succeed.
+/// 10 seconds and succeed.
 fn queued_job(name: &str) -> String {
     let replica = |replicas: u32| {
         format!(
             "{{replicas: {replicas}, restartPolicy: Never, template: {{metadata: {{annotations: \
-             {{{EXIT_CODE_ANNOTATION}: \"0\", {RUN_SECONDS_ANNOTATION}: \"6\"}}}}, spec: \
+             {{{EXIT_CODE_ANNOTATION}: \"0\", {RUN_SECONDS_ANNOTATION}: \"10\"}}}}, spec: \
              {{containers: [{{name: pytorch, image: {IMAGE}, resources: {{requests: {{cpu: \
              \"1\", memory: 1Gi}}, limits: {{nvidia.com/gpu: 1}}}}}}]}}}}}}"
         )
@@ -189,8 +189,9 @@ where
 }
 
 /// The test, with whichever operator runs: team A's first job, team B's, then team A's second,
-/// each needing the whole quota, created a second apart.
-async fn queued_whole_and_in_order(client: Client, [a, b]: [String; 2]) {
+/// each needing the whole quota, created a second apart. With `gang`, the operator runs with
+/// `--gang-scheduler-name kubernetes`: each admitted job's pods name its PodGroup.
+async fn queued_whole_and_in_order(client: Client, [a, b]: [String; 2], gang: bool) {
     let order = [
         (a.as_str(), "first"),
         (b.as_str(), "second"),
@@ -235,18 +236,32 @@ async fn queued_whole_and_in_order(client: Client, [a, b]: [String; 2]) {
                 pod.labels().contains_key("kueue.x-k8s.io/podset"),
                 "{pod:?}"
             );
+            let group = pod
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.scheduling_group.as_ref())
+                .and_then(|group| group.pod_group_name.as_deref());
+            assert_eq!(group, gang.then_some(*name), "{pod:?}");
         }
-        // Those behind wait suspended, without pods; the next one says why, in Kueue's words.
+        // Those behind wait suspended, without pods, for as long as this one holds the GPUs
+        // (read after them: one admitted behind must find this one finished); the next one says
+        // why, in Kueue's words.
         for (later_team, later) in &order[i + 1..] {
             let job = jobs(&client, later_team, JobKind::PyTorchJob)
                 .get(later)
                 .await
                 .expect("the job");
+            let behind = suspended(&job) && pods_of(&client, later_team, later).await.is_empty();
+            let holder = jobs(&client, team, JobKind::PyTorchJob)
+                .get(name)
+                .await
+                .expect("the job");
+            let finished =
+                trainctl_e2e::last_condition(&holder).is_some_and(|(last, ..)| last == "Succeeded");
             assert!(
-                suspended(&job),
+                behind || finished,
                 "{later} is admitted while {name} holds the GPUs"
             );
-            assert!(pods_of(&client, later_team, later).await.is_empty());
         }
         if let Some((next_team, next)) = order.get(i + 1) {
             let waits = within_for(ACT, &format!("{next}'s reason"), async {
@@ -275,7 +290,21 @@ async fn kueue_queues_whole_jobs_in_order_with_trainctl() {
     with_teams("kueue-trainctl", |client, teams| async move {
         let operator = Operator::start("kueue-trainctl");
         await_leader(&client, &operator, Duration::from_secs(45)).await;
-        queued_whole_and_in_order(client, teams).await;
+        queued_whole_and_in_order(client, teams, false).await;
+        operator.stop().await;
+    })
+    .await;
+}
+
+/// Kueue decides when a job starts (its quota), Kubernetes' own gang scheduling where its pods
+/// go, all together: both at once.
+#[tokio::test]
+#[ignore = "needs the e2e control plane with Kueue: scripts/e2e"]
+async fn kueue_with_kubernetes_gang_scheduling() {
+    with_teams("kueue-gang", |client, teams| async move {
+        let operator = Operator::start_with("kueue-gang", &["--gang-scheduler-name=kubernetes"]);
+        await_leader(&client, &operator, Duration::from_secs(45)).await;
+        queued_whole_and_in_order(client, teams, true).await;
         operator.stop().await;
     })
     .await;
@@ -286,7 +315,7 @@ async fn kueue_queues_whole_jobs_in_order_with_trainctl() {
 async fn kueue_queues_whole_jobs_in_order_with_upstream() {
     with_teams("kueue-upstream", |client, teams| async move {
         let mut operator = Operator::start_upstream("kueue-upstream");
-        queued_whole_and_in_order(client, teams).await;
+        queued_whole_and_in_order(client, teams, false).await;
         operator.assert_running();
         // Not stopped with SIGTERM: upstream's v1.9.4 then panics ("close of closed channel",
         // cmd/training-operator.v1/main.go:182) and exits 2.
