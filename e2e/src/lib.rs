@@ -28,7 +28,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition};
@@ -219,6 +219,23 @@ pub async fn set_suspend(client: &Client, namespace: &str, kind: JobKind, name: 
     if on {
         await_last_condition(client, namespace, kind, name, "Suspended").await;
     }
+}
+
+/// The pods of the job `job` in `namespace` (its `training.kubeflow.org/job-name` label), by name.
+pub async fn pods_of_job(
+    client: &Client,
+    namespace: &str,
+    job: &str,
+) -> std::collections::BTreeMap<String, Pod> {
+    let selector = format!("training.kubeflow.org/job-name={job}");
+    Api::<Pod>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .expect("pods listed")
+        .items
+        .into_iter()
+        .map(|pod| (kube::ResourceExt::name_any(&pod), pod))
+        .collect()
 }
 
 /// Waits until the object `name` exists; the object then.

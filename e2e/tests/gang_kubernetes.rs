@@ -18,7 +18,7 @@ use trainctl_api::JobKind;
 use trainctl_e2e::operator::{History, Operator, await_leader, within_for};
 use trainctl_e2e::{
     EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_exists, await_job,
-    await_last_condition, create_job, in_namespace, jobs, set_suspend,
+    await_last_condition, create_job, in_namespace, jobs, pods_of_job, set_suspend,
 };
 
 /// How long an operator may take to hold the Lease (a predecessor killed by a failed test
@@ -84,17 +84,10 @@ async fn placements(
     namespace: &str,
     job: &str,
 ) -> BTreeMap<String, Option<String>> {
-    let selector = format!("training.kubeflow.org/job-name={job}");
-    Api::<Pod>::namespaced(client.clone(), namespace)
-        .list(&ListParams::default().labels(&selector))
+    pods_of_job(client, namespace, job)
         .await
-        .expect("pods listed")
-        .items
         .into_iter()
-        .map(|pod| {
-            let node = pod.spec.as_ref().and_then(|spec| spec.node_name.clone());
-            (pod.name_any(), node)
-        })
+        .map(|(name, pod)| (name, pod.spec.and_then(|spec| spec.node_name)))
         .collect()
 }
 

@@ -10,21 +10,18 @@
 //! operator v1.9.4: Kueue behaves the same with both. Each starts its own operator, so
 //! `scripts/e2e` runs them (`kueue_*`) alone.
 
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
-};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_e2e::operator::{Operator, await_leader, within_for};
 use trainctl_e2e::{
     EXIT_CODE_ANNOTATION, IMAGE, RUN_SECONDS_ANNOTATION, await_job, await_last_condition,
-    create_job, jobs,
+    create_job, jobs, pods_of_job,
 };
 
 /// How long Kueue and the operator may take to admit and run a job.
@@ -127,19 +124,6 @@ fn suspended(job: &DynamicObject) -> bool {
     job.data["spec"]["runPolicy"]["suspend"] == true
 }
 
-/// The job's pods by name.
-async fn pods_of(client: &Client, namespace: &str, job: &str) -> BTreeMap<String, Pod> {
-    let selector = format!("training.kubeflow.org/job-name={job}");
-    Api::<Pod>::namespaced(client.clone(), namespace)
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .expect("pods listed")
-        .items
-        .into_iter()
-        .map(|pod| (pod.name_any(), pod))
-        .collect()
-}
-
 /// `trainctl --kube get -o wide -n NAMESPACE`.
 fn get_wide(namespace: &str) -> String {
     let binary = std::env::var("TRAINCTL_E2E_TRAINCTL")
@@ -223,7 +207,7 @@ async fn queued_whole_and_in_order(client: Client, [a, b]: [String; 2], gang: bo
         .await;
         let pods = within_for(ACT, &format!("{name}'s 4 pods"), async {
             loop {
-                let pods = pods_of(&client, team, name).await;
+                let pods = pods_of_job(&client, team, name).await;
                 if pods.len() == 4 {
                     return pods;
                 }
@@ -251,7 +235,8 @@ async fn queued_whole_and_in_order(client: Client, [a, b]: [String; 2], gang: bo
                 .get(later)
                 .await
                 .expect("the job");
-            let behind = suspended(&job) && pods_of(&client, later_team, later).await.is_empty();
+            let behind =
+                suspended(&job) && pods_of_job(&client, later_team, later).await.is_empty();
             let holder = jobs(&client, team, JobKind::PyTorchJob)
                 .get(name)
                 .await
