@@ -102,8 +102,15 @@ pub async fn run(
             tracing::info!("the job caches are synced");
             health.caches_synced();
         }
+        // Done: the controllers' end is what ends this function.
+        std::future::pending::<()>().await;
     };
-    future::join(future::join_all(controllers), synced).await;
+    // Not a join: a controller stopped before its children's caches had their first list leaves
+    // them never ready, and `synced` would wait for ever.
+    tokio::select! {
+        _ = future::join_all(controllers) => {}
+        () = synced => {}
+    }
 }
 
 /// Runs `controller` to its end, unless a stop comes before its job cache had its first list

@@ -55,8 +55,9 @@ struct World {
     /// Keep creations of pods and services unanswered until `release` is notified (a
     /// reconcile in flight).
     hold_creations: bool,
-    /// Never answer the list of jobs (a job cache that has not had its first list).
-    hold_job_list: bool,
+    /// Never answer a list (of jobs, pods or services): caches that have not had their first
+    /// list.
+    hold_lists: bool,
 }
 
 /// A mock API server: the lease as [`fake_api`] keeps it, the world's jobs, empty lists for
@@ -120,7 +121,7 @@ fn cluster(
                 continue;
             } else if path.starts_with(LEASES) {
                 lease(&request)
-            } else if world.hold_job_list && path.ends_with("/tfjobs") {
+            } else if world.hold_lists && request.method == Method::GET {
                 sent.push(request);
                 open_watches.push(respond);
                 continue;
@@ -419,13 +420,14 @@ async fn a_stop_lets_the_reconcile_in_flight_finish_and_counts_its_transition() 
     assert!(lease_requests(&sent).is_empty());
 }
 
-/// Stopped before its job cache had its first list (a rollout right after a start), the
-/// operator stops at once: no reconcile can be in flight. kube's runner waits for the cache
-/// before running any, and would wait for ever once the stop has ended its watch.
+/// Stopped before its caches had their first list (a rollout right after a start), the
+/// operator stops at once: no reconcile can be in flight. kube's runner waits for the job cache
+/// before running any, and would wait for ever once the stop has ended its watch; so would the
+/// wait for the children's caches.
 #[tokio::test]
-async fn a_stop_before_the_first_list_of_jobs_stops_at_once() {
+async fn a_stop_before_the_first_lists_stops_at_once() {
     let world = World {
-        hold_job_list: true,
+        hold_lists: true,
         ..World::default()
     };
     let running = start(settings(false), None, world).await;
