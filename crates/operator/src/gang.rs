@@ -124,11 +124,13 @@ pub async fn observe(
 /// immutable: its Workload and PodGroup are created when the group is missing, and left as
 /// they are otherwise.
 pub async fn ensure(ctx: &Context, job: &TrainingJob, gang: &ObservedGang) -> Result<(), Error> {
+    // Built only when sent: an existing Kubernetes group (every reconcile of a running job)
+    // needs nothing.
+    if gang.scheduler == GangScheduler::Kubernetes && gang.pod_group.is_some() {
+        return Ok(());
+    }
     let pod_group: PodGroup = podgroup::build_pod_group(job, &gang.scheduler);
     if gang.scheduler == GangScheduler::Kubernetes {
-        if gang.pod_group.is_some() {
-            return Ok(());
-        }
         // The Workload first: the API server refuses a PodGroup whose Workload is missing.
         create(
             ctx,
