@@ -194,7 +194,8 @@ fn assert_counted_from_admission(b: &Run) {
         started > created,
         "b started at {started}, created at {created}"
     );
-    // The summary's duration is the stored one (whole seconds there), not the wait with it.
+    // The summary's duration is the job's own, not the wait with it. The store keeps whole
+    // seconds and the summary tenths, so the two may differ by a second and the rounding.
     let ran = time("/status/completionTime").duration_since(started);
     let said: f64 = b
         .stderr
@@ -204,7 +205,7 @@ fn assert_counted_from_admission(b: &Run) {
         .and_then(|seconds| seconds.parse().ok())
         .expect("the summary's duration");
     assert!(
-        (said - ran.as_secs_f64()).abs() < 1.0,
+        (said - ran.as_secs_f64()).abs() <= 1.05,
         "{said} s against {ran}"
     );
     assert!(said < 1.5, "the wait counted: {said} s");
