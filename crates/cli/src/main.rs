@@ -2,6 +2,7 @@
 //! on a local control plane, or on Kubernetes. This binary is thin: it parses, calls the crates,
 //! prints.
 
+mod backend;
 mod cli;
 mod client;
 mod cluster;

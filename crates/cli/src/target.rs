@@ -1,14 +1,11 @@
 //! A job a command names, in a namespace, and finding it in the state database.
 
-use std::path::Path;
-
 use anyhow::Context;
 use trainctl_api::JobKind;
 use trainctl_api::kind::UnknownKind;
 use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::JobArgs;
-use crate::client::JobPath;
 
 /// The namespace of a command that names none, on this machine.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -98,20 +95,6 @@ impl<'a> Target<'a> {
             .map(|record| record.namespace)
             .collect();
         Ok(self.not_found_elsewhere(see, &elsewhere))
-    }
-
-    /// The job's address on the server; its kind, when not given, is the one of the job of
-    /// that name in the state database of `state_dir`.
-    pub fn resolve(&self, state_dir: &Path, command: &str) -> anyhow::Result<JobPath<'a>> {
-        let kind = match self.kind {
-            Some(kind) => kind,
-            None => self.get(&Store::open(state_dir)?, command)?.kind,
-        };
-        Ok(JobPath {
-            namespace: self.namespace,
-            kind,
-            name: self.name,
-        })
     }
 
     /// The error for a job that does not exist.

@@ -169,20 +169,6 @@ impl Cluster {
         installed(answers).map(|found| found.into_iter().flatten().collect())
     }
 
-    /// The one job `target` names; an error when there is none, or several (`command` is the
-    /// subcommand, for the hint).
-    pub async fn job(&self, target: &Target<'_>, command: &str) -> anyhow::Result<ClusterJob> {
-        let mut found = self.find_jobs(target).await?;
-        match found.len() {
-            0 => Err(self.not_found(target, Some("trainctl --kube get")).await),
-            1 => Ok(found.remove(0)),
-            _ => {
-                let kinds: Vec<JobKind> = found.iter().map(|job| job.kind).collect();
-                Err(target.ambiguous(&kinds, &format!("--kube {command}")))
-            }
-        }
-    }
-
     /// The error for a job `target` names that is not in its namespace, saying in which other
     /// namespaces a job of that name is (when the cluster lets us list them); `see` is the
     /// command that lists jobs, to point at.

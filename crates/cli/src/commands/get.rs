@@ -4,97 +4,67 @@
 mod print;
 mod watch;
 
-use std::collections::HashMap;
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::Write;
 use std::process::ExitCode;
 
 use trainctl_api::JobKind;
-use trainctl_local::store::{JobRecord, Store};
 
 use self::print::{Item, Printer};
-use super::progress::Progresses;
+use crate::backend::{Details, FoundJob, Jobs};
 use crate::cli::{GetArgs, GetFormat, ReplicasArgs, ReplicasFormat, job_name};
-use crate::cluster::{Cluster, ClusterJob, restarts_by_job};
 use crate::selection::Selection;
-use crate::state::state_dir;
-use crate::target::DEFAULT_NAMESPACE;
 use crate::view::jobs::JobRow;
 
 /// Lists or shows jobs; exit 1 when a job named does not exist (the others are shown).
-/// `get replicas [JOB]` lists replicas instead ([`super::replicas`]).
-pub fn run(args: &GetArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    if let Some(replicas) = replicas_asked(args)? {
-        return super::replicas::run(&replicas, state);
-    }
-    if let Some(names) = super::quotas::asked(&args.words) {
-        return super::quotas::get(names, args.namespace.as_deref(), args.all_namespaces, state);
-    }
-    let selection = match Selection::read(&args.words, &args.files, args.namespace.as_deref())? {
-        Ok(selection) => selection,
-        Err(code) => return Ok(code),
-    };
-    let namespace = args.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
-    let printer = Printer::new(args, &selection, namespace)?;
-    let store = Store::open(&state_dir(state)?)?;
-    let gather = || gather_local(&store, &selection, namespace, args);
-    let (records, code) = gather()?;
-    let mut stdout = io::stdout().lock();
-    let counted = restarts(&store, &records, &printer)?;
-    let mut followed = Progresses::default();
-    let progressed = progresses(&store, &records, &printer, &mut followed)?;
-    let items = local_items(&records, &counted, &progressed)?;
-    printer.print(&items, &mut stdout)?;
-    if args.watch {
-        stdout.flush()?;
-        let mut seen = watch::Seen::default();
-        seen.remember(&items);
-        loop {
-            std::thread::sleep(watch::LOCAL_POLL);
-            let (records, _) = gather()?;
-            let counted = restarts(&store, &records, &printer)?;
-            let progressed = progresses(&store, &records, &printer, &mut followed)?;
-            let items = local_items(&records, &counted, &progressed)?;
-            seen.print_changed(&printer, &items, &mut stdout)?;
-            stdout.flush()?;
-        }
-    }
-    Ok(code)
-}
-
-/// Lists or shows the jobs of a cluster, as [`run`] does those of this machine.
-pub async fn in_cluster(
+/// `get replicas [JOB]` lists replicas instead ([`super::replicas`]), and `get quota` quotas,
+/// on this machine.
+pub async fn run(
     args: &GetArgs,
-    cluster: &Cluster,
+    jobs: &impl Jobs,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
-    if replicas_asked(args)?.is_some() {
-        anyhow::bail!(
-            "on a cluster, a job's replicas are its pods: kubectl get pods -l \
-             training.kubeflow.org/job-name=NAME"
+    if let Some(replicas) = replicas_asked(args)? {
+        let Some(local) = jobs.local() else {
+            anyhow::bail!(
+                "on a cluster, a job's replicas are its pods: kubectl get pods -l \
+                 training.kubeflow.org/job-name=NAME"
+            );
+        };
+        return super::replicas::run(&replicas, local.flag());
+    }
+    if let Some(local) = jobs.local()
+        && let Some(names) = super::quotas::asked(&args.words)
+    {
+        return super::quotas::get(
+            names,
+            args.namespace.as_deref(),
+            args.all_namespaces,
+            local.flag(),
         );
     }
     let selection = match Selection::read(&args.words, &args.files, args.namespace.as_deref())? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };
-    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
+    let namespace = args
+        .namespace
+        .as_deref()
+        .unwrap_or(jobs.default_namespace());
     let printer = Printer::new(args, &selection, namespace)?;
-    let (jobs, code) = gather_in_cluster(cluster, &selection, namespace, args).await?;
-    let restarts = cluster_restarts(cluster, &jobs, &printer, args, namespace).await?;
-    let held = cluster_holds(cluster, &jobs, &printer, args, namespace).await;
-    let items = cluster_items(&jobs, &restarts, &held)?;
+    let scope = (!args.all_namespaces).then_some(namespace);
+    let (found, code) = gather(jobs, &selection, namespace, args).await?;
+    let details = gather_details(jobs, &found, &printer, scope).await?;
+    let items = to_items(&found, &details)?;
     printer.print(&items, out)?;
     if args.watch {
         out.flush()?;
         let mut seen = watch::Seen::default();
         seen.remember(&items);
         loop {
-            tokio::time::sleep(watch::CLUSTER_POLL).await;
-            let (jobs, _) = gather_in_cluster(cluster, &selection, namespace, args).await?;
-            let restarts = cluster_restarts(cluster, &jobs, &printer, args, namespace).await?;
-            let held = cluster_holds(cluster, &jobs, &printer, args, namespace).await;
-            let items = cluster_items(&jobs, &restarts, &held)?;
+            tokio::time::sleep(jobs.poll()).await;
+            let (found, _) = gather(jobs, &selection, namespace, args).await?;
+            let details = gather_details(jobs, &found, &printer, scope).await?;
+            let items = to_items(&found, &details)?;
             seen.print_changed(&printer, &items, out)?;
             out.flush()?;
         }
@@ -136,69 +106,30 @@ fn replicas_asked(args: &GetArgs) -> anyhow::Result<Option<ReplicasArgs>> {
     }))
 }
 
-/// The records `selection` names (or lists), `-l` applied; exit 1 when a job named is not
-/// found (said on stderr).
-fn gather_local(
-    store: &Store,
+/// The jobs `selection` names (or lists), `-l` applied; exit 1 when a job named is not found
+/// (said on stderr).
+async fn gather<B: Jobs>(
+    jobs: &B,
     selection: &Selection,
     namespace: &str,
     args: &GetArgs,
-) -> anyhow::Result<(Vec<JobRecord>, ExitCode)> {
+) -> anyhow::Result<(Vec<B::Job>, ExitCode)> {
     let scope = (!args.all_namespaces).then_some(namespace);
     let mut code = ExitCode::SUCCESS;
-    let mut records = if selection.jobs.is_empty() {
-        store.jobs(scope, selection.kind)?
+    let mut found = if selection.jobs.is_empty() {
+        jobs.list(selection.kind, scope).await?
     } else {
         let mut found = Vec::new();
         for target in selection.jobs_in(namespace) {
             let named = if args.all_namespaces {
-                let mut all = store.jobs(None, target.kind)?;
-                all.retain(|record| record.name == target.name);
-                all
-            } else {
-                store.job(target.namespace, target.kind, target.name)?
-            };
-            if named.is_empty() {
-                eprintln!("error: {}", target.not_found_in(store, None)?);
-                code = ExitCode::FAILURE;
-            }
-            found.extend(named);
-        }
-        found
-    };
-    if let Some(selector) = &args.selector {
-        records.retain(|record| selector.matches(&labels(record.job.metadata())));
-    }
-    Ok((records, code))
-}
-
-/// The jobs of the cluster `selection` names (or lists), `-l` applied, as [`gather_local`].
-async fn gather_in_cluster(
-    cluster: &Cluster,
-    selection: &Selection,
-    namespace: &str,
-    args: &GetArgs,
-) -> anyhow::Result<(Vec<ClusterJob>, ExitCode)> {
-    let scope = (!args.all_namespaces).then_some(namespace);
-    let mut code = ExitCode::SUCCESS;
-    let mut jobs = if selection.jobs.is_empty() {
-        let listed = cluster.list_jobs(selection.kind, scope).await?;
-        for unreadable in &listed.unreadable {
-            eprintln!("warning: {unreadable}");
-        }
-        listed.jobs
-    } else {
-        let mut found = Vec::new();
-        for target in selection.jobs_in(namespace) {
-            let named = if args.all_namespaces {
-                let mut all = cluster.list_jobs(target.kind, None).await?.jobs;
+                let mut all = jobs.list(target.kind, None).await?;
                 all.retain(|job| job.name() == target.name);
                 all
             } else {
-                cluster.find_jobs(&target).await?
+                jobs.find(&target).await?
             };
             if named.is_empty() {
-                eprintln!("error: {}", cluster.not_found(&target, None).await);
+                eprintln!("error: {}", jobs.not_found(&target, None).await);
                 code = ExitCode::FAILURE;
             }
             found.extend(named);
@@ -206,137 +137,50 @@ async fn gather_in_cluster(
         found
     };
     if let Some(selector) = &args.selector {
-        jobs.retain(|job| selector.matches(&labels(job.job.metadata())));
+        found.retain(|job| selector.matches(&job.labels()));
     }
-    Ok((jobs, code))
+    Ok((found, code))
 }
 
-/// A job's labels, for `-l`.
-fn labels(
-    metadata: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-) -> std::collections::BTreeMap<String, String> {
-    metadata.labels.clone().unwrap_or_default()
+/// What `-o wide` adds to each job, when the printer shows it.
+async fn gather_details<B: Jobs>(
+    jobs: &B,
+    found: &[B::Job],
+    printer: &Printer,
+    scope: Option<&str>,
+) -> anyhow::Result<Vec<Details>> {
+    if !printer.shows_restarts() {
+        return Ok(Vec::new());
+    }
+    jobs.details(found, scope).await
 }
 
-/// The items to print of this machine's `records`.
-fn local_items<'a>(
-    records: &'a [JobRecord],
-    restarts: &[i64],
-    progresses: &[Option<String>],
+/// The items to print of `found`, with what `-o wide` adds to each.
+fn to_items<'a>(
+    found: &'a [impl FoundJob],
+    details: &'a [Details],
 ) -> anyhow::Result<Vec<Item<'a>>> {
-    records
+    found
         .iter()
         .enumerate()
-        .map(|(i, record)| {
-            Item::new(
-                JobRow {
-                    namespace: &record.namespace,
-                    name: &record.name,
-                    kind: record.kind,
-                    state: record.state(),
-                    created: Some(record.created_at),
-                    job: &record.job,
-                    restarts: restarts.get(i).copied(),
-                    progress: progresses.get(i).cloned().flatten(),
-                    held_by: None,
-                },
-                &record.job,
-            )
-        })
-        .collect()
-}
-
-/// The items to print of the cluster's `jobs`.
-fn cluster_items<'a>(
-    jobs: &'a [ClusterJob],
-    restarts: &HashMap<&str, i64>,
-    held: &'a HashMap<String, String>,
-) -> anyhow::Result<Vec<Item<'a>>> {
-    jobs.iter()
-        .map(|job| {
-            Item::new(
-                JobRow {
+        .map(|(i, job)| {
+            let details = details.get(i);
+            Ok(Item {
+                row: JobRow {
                     namespace: job.namespace(),
                     name: job.name(),
-                    kind: job.kind,
+                    kind: job.kind(),
                     state: job.state(),
                     created: job.created(),
-                    job: &job.job,
-                    restarts: restarts.get(job.uid()).copied(),
-                    progress: None,
-                    held_by: held.get(job.uid()).map(String::as_str),
+                    job: job.job(),
+                    restarts: details.map(|details| details.restarts),
+                    progress: details.and_then(|details| details.progress.clone()),
+                    held_by: details.and_then(|details| details.held_by.as_deref()),
                 },
-                &job.shown(),
-            )
+                object: job.shown()?,
+            })
         })
         .collect()
-}
-
-/// Each record's restarts, every restart of every replica, in place or by re-creation, when
-/// the printer shows them.
-fn restarts(store: &Store, records: &[JobRecord], printer: &Printer) -> anyhow::Result<Vec<i64>> {
-    if !printer.shows_restarts() {
-        return Ok(Vec::new());
-    }
-    records
-        .iter()
-        .map(|record| {
-            let replicas = store.replicas(&record.uid)?;
-            Ok(replicas.iter().map(|r| i64::from(r.restarts)).sum())
-        })
-        .collect()
-}
-
-/// Each record's training progress, from its event files, when the printer shows it (`-o wide`,
-/// with the restarts); `followed` keeps what was read for the next time (`-w`).
-fn progresses(
-    store: &Store,
-    records: &[JobRecord],
-    printer: &Printer,
-    followed: &mut Progresses,
-) -> anyhow::Result<Vec<Option<String>>> {
-    if !printer.shows_restarts() {
-        return Ok(Vec::new());
-    }
-    records
-        .iter()
-        .map(|record| {
-            let progress = followed.of(store, record)?;
-            Ok(progress.as_ref().map(crate::view::progress::short))
-        })
-        .collect()
-}
-
-/// Each cluster job's restarts, from its pods, when the printer shows them.
-async fn cluster_restarts<'a>(
-    cluster: &Cluster,
-    jobs: &'a [ClusterJob],
-    printer: &Printer,
-    args: &GetArgs,
-    namespace: &str,
-) -> anyhow::Result<HashMap<&'a str, i64>> {
-    if !printer.shows_restarts() || jobs.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let scope = (!args.all_namespaces).then_some(namespace);
-    let pods = cluster.training_pods(scope).await?;
-    Ok(restarts_by_job(jobs, &pods))
-}
-
-/// Why Kueue holds back each cluster job it has not admitted, by uid, when the printer shows
-/// reasons (`-o wide`).
-async fn cluster_holds(
-    cluster: &Cluster,
-    jobs: &[ClusterJob],
-    printer: &Printer,
-    args: &GetArgs,
-    namespace: &str,
-) -> HashMap<String, String> {
-    if !printer.shows_restarts() {
-        return HashMap::new();
-    }
-    let scope = (!args.all_namespaces).then_some(namespace);
-    cluster.queue_reasons(jobs, scope).await
 }
 
 /// Whether every job in `kinds` is of one kind that the user named, so that NAME needs no kind.

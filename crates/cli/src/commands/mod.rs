@@ -9,7 +9,6 @@ mod events;
 mod get;
 mod logs;
 mod operator;
-mod progress;
 mod quotas;
 mod render;
 mod replicas;
@@ -32,23 +31,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cli::{Cli, ClusterArgs, Command, JobsArgs};
+use crate::backend::{Jobs, Local};
+use crate::cli::{Cli, Command, JobsArgs};
 use crate::cluster;
 use crate::selection::Selection;
-use crate::target::Target;
 
 /// Runs the parsed command line; the exit code follows the CLI contract (docs/architecture.md §7).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if is_job_command(&cli.command) {
+        return job_command(cli);
+    }
     if cli.cluster.enabled() {
         match &cli.command {
-            Command::Submit(_)
-            | Command::Get(_)
-            | Command::Describe(_)
-            | Command::Logs(_)
-            | Command::Delete(_)
-            | Command::Wait(_)
-            | Command::Suspend(_)
-            | Command::Resume(_) => return in_cluster(cli.command, &cli.cluster),
             Command::Run(_) => anyhow::bail!(
                 "`trainctl run` runs a job on this machine and has no cluster mode; to run it on \
                  the cluster: trainctl --kube submit -f FILE"
@@ -79,14 +73,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Render(args) => render::run(&args),
         Command::Crd(args) => crd::run(&args),
         Command::Run(args) => run::run(&args, state),
-        Command::Get(args) => get::run(&args, state),
-        Command::Logs(args) => logs::run(&args, state),
-        Command::Submit(args) => submit::run(&args, state),
-        Command::Delete(args) => delete::run(&args, state),
-        Command::Suspend(args) => suspend::suspend(&args, state),
-        Command::Resume(args) => suspend::resume(&args, state),
-        Command::Wait(args) => wait::run(&args, state),
-        Command::Describe(args) => describe::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Dashboard(args) => dashboard::run(&args, state),
         Command::Operator(args) => operator::run(&args, &cli.cluster),
@@ -97,48 +83,31 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Version(args) => version::run(&args, state, cli.cluster.enabled()),
         Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),
+        Command::Submit(_)
+        | Command::Get(_)
+        | Command::Describe(_)
+        | Command::Logs(_)
+        | Command::Delete(_)
+        | Command::Wait(_)
+        | Command::Suspend(_)
+        | Command::Resume(_) => unreachable!("the job commands are run by job_command"),
     }
 }
 
-/// Does `act` for each job named. With several, it goes on past a job it fails for (its error
-/// printed, as kubectl does), and exits 1 when it failed for any; with one, its error is the
-/// command's.
-fn for_each_target(
-    targets: &[Target<'_>],
-    mut act: impl FnMut(&Target<'_>) -> anyhow::Result<()>,
-) -> anyhow::Result<ExitCode> {
-    if let [target] = targets {
-        return act(target).map(|()| ExitCode::SUCCESS);
-    }
-    let mut code = ExitCode::SUCCESS;
-    for target in targets {
-        if let Err(error) = act(target) {
-            eprintln!("error: {error:#}");
-            code = ExitCode::FAILURE;
-        }
-    }
-    Ok(code)
-}
-
-/// [`for_each_target`] for a command on a cluster; `out` is flushed before an error is printed,
-/// so that what was done and what failed come in order.
-async fn for_each_target_in_cluster<W: Write>(
-    targets: &[Target<'_>],
-    out: &mut W,
-    mut act: impl AsyncFnMut(&Target<'_>, &mut W) -> anyhow::Result<()>,
-) -> anyhow::Result<ExitCode> {
-    if let [target] = targets {
-        return act(target, out).await.map(|()| ExitCode::SUCCESS);
-    }
-    let mut code = ExitCode::SUCCESS;
-    for target in targets {
-        if let Err(error) = act(target, out).await {
-            out.flush()?;
-            eprintln!("error: {error:#}");
-            code = ExitCode::FAILURE;
-        }
-    }
-    Ok(code)
+/// Whether `command` is a job command: one written once over [`Jobs`], on this machine or on a
+/// cluster.
+fn is_job_command(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Submit(_)
+            | Command::Get(_)
+            | Command::Describe(_)
+            | Command::Logs(_)
+            | Command::Delete(_)
+            | Command::Wait(_)
+            | Command::Suspend(_)
+            | Command::Resume(_)
+    )
 }
 
 /// What `args` name, in `namespace` for the jobs that name none (`command`, for the hints);
@@ -147,9 +116,11 @@ fn selection_of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> 
     Selection::read(&args.words, &args.files, args.namespace.as_deref())
 }
 
-/// Runs a job command on the cluster that `flags` name (`--kube`).
-fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode> {
-    if let Command::Submit(args) = &command
+/// Runs a job command on this machine's jobs, or (`--kube`) on the cluster's.
+fn job_command(cli: Cli) -> anyhow::Result<ExitCode> {
+    let in_cluster = cli.cluster.enabled();
+    if in_cluster
+        && let Command::Submit(args) = &cli.command
         && !args.volumes.is_empty()
     {
         anyhow::bail!(
@@ -157,8 +128,9 @@ fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode>
              PersistentVolumeClaim: create it there (kubectl apply -f claim.yaml)"
         );
     }
-    // Checked before the kubeconfig is read: an invalid manifest needs no cluster to say so.
-    let checked = match &command {
+    // Checked before anything is looked up: an invalid manifest needs no cluster nor state
+    // directory to say so.
+    let checked = match &cli.command {
         Command::Submit(args) => match submit::check(args) {
             Ok(checked) => Some(checked),
             Err(code) => return Ok(code),
@@ -171,33 +143,41 @@ fn in_cluster(command: Command, flags: &ClusterArgs) -> anyhow::Result<ExitCode>
         .context("cannot start the async runtime")?;
     let mut out = BufWriter::new(io::stdout().lock());
     let result = runtime.block_on(async {
-        let cluster = cluster::connect(flags).await?;
-        on_cluster(command, checked, &cluster, &mut out).await
+        if in_cluster {
+            let cluster = cluster::connect(&cli.cluster).await?;
+            on_backend(cli.command, checked, &cluster, &mut out).await
+        } else {
+            let local = Local::new(cli.state_dir.as_deref())?;
+            on_backend(cli.command, checked, &local, &mut out).await
+        }
     });
     out.flush()?;
     result
 }
 
-/// Runs a job command on `cluster`, printing on `out`; a `submit` comes with its manifest,
+/// Runs a job command over `jobs`, printing on `out`; a `submit` comes with its manifest,
 /// checked.
-async fn on_cluster(
+async fn on_backend<B>(
     command: Command,
     checked: Option<submit::Checked>,
-    cluster: &cluster::Cluster,
+    jobs: &B,
     out: &mut impl Write,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<ExitCode>
+where
+    B: Jobs + logs::Logs + submit::Submit,
+{
     match command {
         Command::Submit(args) => {
             let checked = checked.context("a submit comes with its checked manifest")?;
-            submit::in_cluster(checked, &args, cluster, out).await
+            submit::run(checked, &args, jobs, out).await
         }
-        Command::Get(args) => get::in_cluster(&args, cluster, out).await,
-        Command::Describe(args) => describe::in_cluster(&args, cluster, out).await,
-        Command::Logs(args) => logs::in_cluster(&args, cluster, out).await,
-        Command::Delete(args) => delete::in_cluster(&args, cluster, out).await,
-        Command::Wait(args) => wait::in_cluster(&args, cluster, out).await,
-        Command::Suspend(args) => suspend::in_cluster(&args, cluster, true, out).await,
-        Command::Resume(args) => suspend::in_cluster(&args, cluster, false, out).await,
-        _ => anyhow::bail!("this command has no cluster mode"),
+        Command::Get(args) => get::run(&args, jobs, out).await,
+        Command::Describe(args) => describe::run(&args, jobs, out).await,
+        Command::Logs(args) => logs::run(&args, jobs, out).await,
+        Command::Delete(args) => delete::run(&args, jobs, out).await,
+        Command::Wait(args) => wait::run(&args, jobs, out).await,
+        Command::Suspend(args) => suspend::run(&args, true, jobs, out).await,
+        Command::Resume(args) => suspend::run(&args, false, jobs, out).await,
+        _ => anyhow::bail!("not a job command"),
     }
 }

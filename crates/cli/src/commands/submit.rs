@@ -1,5 +1,5 @@
-//! `trainctl submit`: sends a manifest to the local control plane, or creates its jobs in a
-//! cluster, after checking it here.
+//! `trainctl submit`: checks a manifest here, then sends it to the local control plane, or
+//! creates its jobs in a cluster ([`Submit`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use trainctl_api::manifest::{self, Companion, Manifests};
 
+use crate::backend::{Cluster, Local};
 use crate::cli::SubmitArgs;
 use crate::client::{Client, ClientError};
-use crate::cluster::{Cluster, ClusterError};
+use crate::cluster::ClusterError;
 use crate::diagnostics::{self, EXIT_INVALID};
-use crate::state::state_dir;
 
 /// A manifest checked here: its bytes, and what the loader made of them.
 #[derive(Debug)]
@@ -44,139 +44,167 @@ pub fn check(args: &SubmitArgs) -> Result<Checked, ExitCode> {
     })
 }
 
-/// Checks the manifest, submits it and prints each job recorded; exit 2 when it is invalid.
-pub fn run(args: &SubmitArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let checked = match check(args) {
-        Ok(checked) => checked,
-        Err(code) => return Ok(code),
-    };
-    let volumes = args
-        .volumes
-        .iter()
-        .map(|volume| {
-            volume.text().with_context(|| {
-                format!(
-                    "--volume {}: the path is not UTF-8, which the server's API cannot carry",
-                    volume.path.display()
-                )
+/// How a checked manifest is sent: to this machine's server, or to a cluster.
+pub trait Submit {
+    /// Sends `checked` (`args` for `-n` and `--volume`), printing on `out` what was made; the
+    /// exit code: 2 when it is refused as invalid.
+    async fn submit(
+        &self,
+        checked: Checked,
+        args: &SubmitArgs,
+        out: &mut impl Write,
+    ) -> anyhow::Result<ExitCode>;
+}
+
+/// Submits the checked manifest and prints each object made.
+pub async fn run(
+    checked: Checked,
+    args: &SubmitArgs,
+    jobs: &impl Submit,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    jobs.submit(checked, args, out).await
+}
+
+impl Submit for Local {
+    /// Sends the manifest to the server as it is, with `--volume`'s bindings; prints each job
+    /// recorded.
+    async fn submit(
+        &self,
+        checked: Checked,
+        args: &SubmitArgs,
+        out: &mut impl Write,
+    ) -> anyhow::Result<ExitCode> {
+        let volumes = args
+            .volumes
+            .iter()
+            .map(|volume| {
+                volume.text().with_context(|| {
+                    format!(
+                        "--volume {}: the path is not UTF-8, which the server's API cannot carry",
+                        volume.path.display()
+                    )
+                })
             })
-        })
-        .collect::<anyhow::Result<Vec<String>>>()?;
-    let client = Client::find(&state_dir(state)?)?;
-    match client.submit(
-        &checked.bytes,
-        &checked.source,
-        args.namespace.as_deref(),
-        &volumes,
-    ) {
-        Ok(submitted) => {
-            for claim in &submitted.claims {
-                if let Some(previous) = &claim.previous {
-                    eprintln!(
-                        "claim {}/{}: bound to {} (was {previous})",
-                        claim.namespace, claim.name, claim.path
-                    );
+            .collect::<anyhow::Result<Vec<String>>>()?;
+        let client = Client::find(self.dir())?;
+        match client.submit(
+            &checked.bytes,
+            &checked.source,
+            args.namespace.as_deref(),
+            &volumes,
+        ) {
+            Ok(submitted) => {
+                for claim in &submitted.claims {
+                    if let Some(previous) = &claim.previous {
+                        eprintln!(
+                            "claim {}/{}: bound to {} (was {previous})",
+                            claim.namespace, claim.name, claim.path
+                        );
+                    }
                 }
+                for applied in submitted.quotas {
+                    let name = applied.quota.metadata.name.unwrap_or_default();
+                    writeln!(out, "resourcequota/{name} {}", applied.action)?;
+                }
+                for applied in submitted.config_maps {
+                    writeln!(out, "configmap/{} {}", applied.name, applied.action)?;
+                }
+                for applied in submitted.secrets {
+                    writeln!(out, "secret/{} {}", applied.name, applied.action)?;
+                }
+                for job in submitted.jobs {
+                    writeln!(out, "{} submitted ({})", job.resource(), job.state)?;
+                }
+                Ok(ExitCode::SUCCESS)
             }
-            for applied in submitted.quotas {
-                let name = applied.quota.metadata.name.unwrap_or_default();
-                println!("resourcequota/{name} {}", applied.action);
+            // The server found what this trainctl did not (it may be another version).
+            Err(ClientError::Api {
+                status: 400,
+                error,
+                details,
+            }) => {
+                for detail in &details {
+                    eprintln!("{detail}");
+                }
+                if details.is_empty() {
+                    eprintln!("{error}");
+                }
+                Ok(ExitCode::from(EXIT_INVALID))
             }
-            for applied in submitted.config_maps {
-                println!("configmap/{} {}", applied.name, applied.action);
-            }
-            for applied in submitted.secrets {
-                println!("secret/{} {}", applied.name, applied.action);
-            }
-            for job in submitted.jobs {
-                println!("{} submitted ({})", job.resource(), job.state);
-            }
-            Ok(ExitCode::SUCCESS)
+            Err(error) => Err(error.into()),
         }
-        // The server found what this trainctl did not (it may be another version).
-        Err(ClientError::Api {
-            status: 400,
-            error,
-            details,
-        }) => {
-            for detail in &details {
-                eprintln!("{detail}");
-            }
-            if details.is_empty() {
-                eprintln!("{error}");
-            }
-            Ok(ExitCode::from(EXIT_INVALID))
-        }
-        Err(error) => Err(error.into()),
     }
 }
 
-/// Creates the checked manifest's jobs in the cluster, after applying its ConfigMaps and
-/// Secrets (which the jobs' pods read). Objects naming no namespace go to `-n`, else the
-/// context's. Exit 1 when a job exists already (the others are created), 2 when the cluster
-/// refuses one as invalid.
-pub async fn in_cluster(
-    checked: Checked,
-    args: &SubmitArgs,
-    cluster: &Cluster,
-    out: &mut impl Write,
-) -> anyhow::Result<ExitCode> {
-    let namespace = args.namespace.as_deref().unwrap_or(&cluster.namespace);
-    let Checked {
-        source, manifests, ..
-    } = checked;
-    if !manifests.quotas.is_empty() {
-        eprintln!(
-            "{source}: ResourceQuota documents are for the local control plane; in a cluster, \
-             apply them with kubectl apply -f (trainctl's operator honours the cluster's quotas)"
-        );
-        return Ok(ExitCode::from(EXIT_INVALID));
-    }
-    for companion in &manifests.companions {
-        if let (Some(own), Some(_)) = (companion_namespace(companion), &args.namespace)
-            && own != namespace
-        {
+impl Submit for Cluster {
+    /// Creates the manifest's jobs in the cluster, after applying its ConfigMaps and Secrets
+    /// (which the jobs' pods read). Objects naming no namespace go to `-n`, else the context's.
+    /// Exit 1 when a job exists already (the others are created), 2 when the cluster refuses
+    /// one as invalid.
+    async fn submit(
+        &self,
+        checked: Checked,
+        args: &SubmitArgs,
+        out: &mut impl Write,
+    ) -> anyhow::Result<ExitCode> {
+        let namespace = args.namespace.as_deref().unwrap_or(&self.namespace);
+        let Checked {
+            source, manifests, ..
+        } = checked;
+        if !manifests.quotas.is_empty() {
             eprintln!(
-                "{}: the object's namespace `{own}` does not match --namespace `{namespace}`",
-                companion_name(companion)
+                "{source}: ResourceQuota documents are for the local control plane; in a cluster, \
+             apply them with kubectl apply -f (trainctl's operator honours the cluster's quotas)"
             );
             return Ok(ExitCode::from(EXIT_INVALID));
         }
-    }
-    for companion in &manifests.companions {
-        let own = companion_namespace(companion).unwrap_or(namespace);
-        let applied = cluster.apply_companion(companion, own).await?;
-        writeln!(out, "{applied} applied")?;
-    }
-    let mut code = ExitCode::SUCCESS;
-    for mut loaded in manifests.jobs {
-        if loaded.job.metadata().namespace.is_none() {
-            loaded.job.metadata_mut().namespace = Some(namespace.to_owned());
-        }
-        match cluster.create_job(&loaded.job).await {
-            Ok(created) => {
-                writeln!(
-                    out,
-                    "{} submitted ({})",
-                    created.resource(),
-                    created.state()
-                )?;
+        for companion in &manifests.companions {
+            if let (Some(own), Some(_)) = (companion_namespace(companion), &args.namespace)
+                && own != namespace
+            {
+                eprintln!(
+                    "{}: the object's namespace `{own}` does not match --namespace `{namespace}`",
+                    companion_name(companion)
+                );
+                return Ok(ExitCode::from(EXIT_INVALID));
             }
-            Err(error @ ClusterError::AlreadyExists { .. }) => {
-                eprintln!("error: {error}");
-                if code == ExitCode::SUCCESS {
-                    code = ExitCode::FAILURE;
+        }
+        for companion in &manifests.companions {
+            let own = companion_namespace(companion).unwrap_or(namespace);
+            let applied = self.apply_companion(companion, own).await?;
+            writeln!(out, "{applied} applied")?;
+        }
+        let mut code = ExitCode::SUCCESS;
+        for mut loaded in manifests.jobs {
+            if loaded.job.metadata().namespace.is_none() {
+                loaded.job.metadata_mut().namespace = Some(namespace.to_owned());
+            }
+            match self.create_job(&loaded.job).await {
+                Ok(created) => {
+                    writeln!(
+                        out,
+                        "{} submitted ({})",
+                        created.resource(),
+                        created.state()
+                    )?;
                 }
+                Err(error @ ClusterError::AlreadyExists { .. }) => {
+                    eprintln!("error: {error}");
+                    if code == ExitCode::SUCCESS {
+                        code = ExitCode::FAILURE;
+                    }
+                }
+                Err(error @ ClusterError::Invalid { .. }) => {
+                    eprintln!("error: {error}");
+                    code = ExitCode::from(EXIT_INVALID);
+                }
+                Err(error) => return Err(error.into()),
             }
-            Err(error @ ClusterError::Invalid { .. }) => {
-                eprintln!("error: {error}");
-                code = ExitCode::from(EXIT_INVALID);
-            }
-            Err(error) => return Err(error.into()),
         }
+        out.flush()?;
+        Ok(code)
     }
-    out.flush()?;
-    Ok(code)
 }
 
 fn companion_namespace(companion: &Companion) -> Option<&str> {

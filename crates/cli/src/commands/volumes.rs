@@ -9,16 +9,16 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use jiff::Timestamp;
-use trainctl_api::TrainingJob;
 use trainctl_local::claims::{self, VolumeBinding, user_label};
-use trainctl_local::kubelet::volumes::{claim_dir, claims_of};
-use trainctl_local::store::{ClaimBinding, Store, StoreError};
+use trainctl_local::kubelet::volumes::claims_of;
+use trainctl_local::store::{ClaimBinding, Store};
 
+use crate::backend::local::claims::{backing, own_directory};
 use crate::cli::{Format, VolumesAction, VolumesArgs, VolumesDeleteArgs, VolumesFormat};
 use crate::output;
 use crate::state::state_dir;
 use crate::target::DEFAULT_NAMESPACE;
-use crate::view::volumes::{self, ClaimBacking, ClaimRow, ClaimUser, Columns, DiskUsage};
+use crate::view::volumes::{self, ClaimRow, ClaimUser, Columns, DiskUsage};
 
 /// The most entries a claim's directory is walked through to count its size: a dataset bound
 /// with `--volume` may hold millions of files.
@@ -78,42 +78,6 @@ pub(super) fn bind_flags(
         }
     }
     Ok(())
-}
-
-/// What backs each claim that `job` mounts on this machine, by claim.
-pub(super) fn backings(
-    store: &Store,
-    job: &TrainingJob,
-) -> Result<BTreeMap<String, ClaimBacking>, StoreError> {
-    let namespace = job.namespace();
-    claims_of(job)
-        .into_iter()
-        .map(|claim| {
-            let binding = store.claim_binding(namespace, &claim)?;
-            let backing = backing(store, binding.as_ref(), namespace, &claim);
-            Ok((claim, backing))
-        })
-        .collect()
-}
-
-/// The claim's directory: the one it is bound to, else its own.
-fn backing(
-    store: &Store,
-    binding: Option<&ClaimBinding>,
-    namespace: &str,
-    claim: &str,
-) -> ClaimBacking {
-    match binding {
-        Some(binding) => ClaimBacking::Bound(binding.path.clone()),
-        None => ClaimBacking::Own(own_directory(store, namespace, claim)),
-    }
-}
-
-/// The claim's own directory, absolute as a binding is (the state directory may be given as
-/// a relative one).
-fn own_directory(store: &Store, namespace: &str, claim: &str) -> PathBuf {
-    let own = claim_dir(&store.claims_dir(), namespace, claim);
-    std::path::absolute(&own).unwrap_or(own)
 }
 
 /// What is known of a claim before it is shown.

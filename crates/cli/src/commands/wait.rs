@@ -1,129 +1,77 @@
-//! `trainctl wait`: until a job has a condition, or is gone: polling the state database, or
-//! watching the job in a cluster.
+//! `trainctl wait`: until a job has a condition, or is gone: looking at the state database
+//! again and again, or watching the job in a cluster.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt;
+use tokio::time::Instant;
 use trainctl_api::{ConditionStatus, JobConditionType, JobKind, JobStatus};
-use trainctl_local::store::Store;
 
-use super::{for_each_target, for_each_target_in_cluster, selection_of};
+use super::selection_of;
+use crate::backend::{FoundJob, Jobs, for_each_target};
 use crate::cli::WaitArgs;
-use crate::cluster::Cluster;
-use crate::state::state_dir;
-use crate::target::{DEFAULT_NAMESPACE, Target};
+use crate::target::Target;
 use crate::wait_for::WaitFor;
-
-/// How often the job is looked at again.
-const POLL: Duration = Duration::from_millis(100);
 
 /// Waits for each job named in turn, all within the timeout; exit 0 when each meets the
 /// condition, 1 when one times out or never will (the others are still waited for).
-pub fn run(args: &WaitArgs, state: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+pub async fn run(
+    args: &WaitArgs,
+    jobs: &impl Jobs,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
     let deadline = Instant::now() + timeout(args)?;
     let selection = match selection_of(&args.jobs)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };
-    let namespace = args.jobs.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    let namespace = args
+        .jobs
+        .namespace
+        .as_deref()
+        .unwrap_or(jobs.default_namespace());
     let targets = selection.targets(namespace, "wait")?;
-    let store = Store::open(&state_dir(state)?)?;
-    for_each_target(&targets, |target| {
-        wait_for_one(target, &store, args.wait_for, deadline)
-    })
-}
-
-/// Waits for the job `target` until `deadline`.
-fn wait_for_one(
-    target: &Target<'_>,
-    store: &Store,
-    wait_for: WaitFor,
-    deadline: Instant,
-) -> anyhow::Result<()> {
-    let Some(first) = target.find(store, "wait")? else {
-        if wait_for == WaitFor::Delete {
-            return Ok(());
-        }
-        return Err(target.not_found_in(store, Some("trainctl get"))?);
-    };
-    // The job seen first is the one waited on: a later job of the same name is another job.
-    let (uid, kind) = (first.uid.clone(), first.kind);
-    let mut record = Some(first);
-    let mut stdout = io::stdout().lock();
-    loop {
-        let progress = record.as_ref().map(|record| Progress {
-            status: record.job.status(),
-            finished: record.finished,
-        });
-        let verdict = check(progress, wait_for);
-        let past = Instant::now() >= deadline;
-        if let Some(end) = conclude(verdict, kind, target.name, past, &mut stdout) {
-            return end;
-        }
-        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
-        record = store.job_by_uid(&uid)?;
-    }
-}
-
-/// Waits on each job of the cluster named, watching it; exit codes as [`run`].
-pub async fn in_cluster(
-    args: &WaitArgs,
-    cluster: &Cluster,
-    out: &mut impl Write,
-) -> anyhow::Result<ExitCode> {
-    let deadline = tokio::time::Instant::now() + timeout(args)?;
-    let selection = match selection_of(&args.jobs)? {
-        Ok(selection) => selection,
-        Err(code) => return Ok(code),
-    };
-    let namespace = args.jobs.namespace.as_deref().unwrap_or(&cluster.namespace);
-    let targets = selection.targets(namespace, "wait")?;
-    for_each_target_in_cluster(&targets, out, async |target, out| {
-        wait_in_cluster(target, cluster, args.wait_for, deadline, out).await
+    for_each_target(&targets, out, async |target, out| {
+        wait_for_one(target, jobs, args.wait_for, deadline, out).await
     })
     .await
 }
 
-/// Waits on the cluster's job `target` until `deadline`, watching it.
-async fn wait_in_cluster(
+/// Waits for the job `target` until `deadline`.
+async fn wait_for_one(
     target: &Target<'_>,
-    cluster: &Cluster,
+    jobs: &impl Jobs,
     wait_for: WaitFor,
-    deadline: tokio::time::Instant,
+    deadline: Instant,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let mut found = cluster.find_jobs(target).await?;
-    if found.len() > 1 {
-        let kinds: Vec<JobKind> = found.iter().map(|job| job.kind).collect();
-        return Err(target.ambiguous(&kinds, "--kube wait"));
-    }
-    let Some(first) = found.pop() else {
+    let Some(first) = jobs.find_one(target, "wait").await? else {
         if wait_for == WaitFor::Delete {
             return Ok(());
         }
-        return Err(cluster.not_found(target, Some("trainctl --kube get")).await);
+        return Err(jobs.not_found(target, Some(&jobs.command("get"))).await);
     };
-    let kind = first.kind;
-    // The watch follows the job seen first: another job of the same name counts as its deletion.
-    let mut changes = cluster.watch_job(&first).boxed();
+    let kind = first.kind();
+    // The job seen first is the one followed: another job of the same name counts as its
+    // deletion.
+    let mut changes = std::pin::pin!(jobs.changes(&first));
     let mut job = Some(first);
     loop {
         let progress = job.as_ref().map(|job| Progress {
-            status: job.job.status(),
+            status: job.job().status(),
             finished: job.finished(),
         });
         let verdict = check(progress, wait_for);
-        let past = tokio::time::Instant::now() >= deadline;
+        let past = Instant::now() >= deadline;
         if let Some(end) = conclude(verdict, kind, target.name, past, out) {
             return end;
         }
         match tokio::time::timeout_at(deadline, changes.next()).await {
             // The deadline passed: the next round says so, unless the job is there.
             Err(_) => {}
-            Ok(Some(Ok(change))) => job = change,
-            Ok(Some(Err(error))) => return Err(error.into()),
+            Ok(Some(change)) => job = change?,
             Ok(None) => anyhow::bail!("the watch of {}/{} ended", kind.plural(), target.name),
         }
     }

@@ -5,7 +5,6 @@
 use std::io::Write;
 
 use jiff::Timestamp;
-use serde::Serialize;
 use serde_json::Value;
 
 use super::one_named_kind;
@@ -25,15 +24,7 @@ pub struct Item<'a> {
     pub object: Value,
 }
 
-impl<'a> Item<'a> {
-    /// The item of a job shown as `row`, and as `object` by the object formats.
-    pub fn new(row: JobRow<'a>, object: &impl Serialize) -> anyhow::Result<Item<'a>> {
-        Ok(Item {
-            row,
-            object: serde_json::to_value(object)?,
-        })
-    }
-
+impl Item<'_> {
     /// What identifies the job among the others: `kind/namespace/name`.
     pub fn key(&self) -> String {
         format!(

@@ -3,15 +3,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::time::Duration;
 
 use super::print::{Item, Printer};
-
-/// How often the state database is read again.
-pub const LOCAL_POLL: Duration = Duration::from_millis(250);
-
-/// How often a cluster's jobs are listed again.
-pub const CLUSTER_POLL: Duration = Duration::from_secs(2);
 
 /// The jobs printed so far, each as it was last printed.
 #[derive(Debug, Default)]

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock;
 
-use super::{on_cluster, submit};
+use super::{on_backend, submit};
 use crate::cli::{Cli, Command};
 use crate::cluster::Cluster;
 
@@ -185,7 +185,7 @@ async fn trainctl(args: &[&str], answer: impl FnMut(&Sent) -> Reply + Send + 'st
         _ => None,
     };
     let mut stdout = Vec::new();
-    let command = on_cluster(cli.command, checked, &cluster, &mut stdout);
+    let command = on_backend(cli.command, checked, &cluster, &mut stdout);
     let code = tokio::time::timeout(Duration::from_secs(10), command)
         .await
         .expect("the command ends")

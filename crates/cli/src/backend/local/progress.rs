@@ -14,13 +14,13 @@ use trainctl_local::store::{JobRecord, Store, StoreError};
 /// The event files of the jobs asked about so far, kept between questions, so that `get -w`
 /// reads only what was appended since it last looked.
 #[derive(Debug, Default)]
-pub(super) struct Progresses {
+pub struct Progresses {
     by_uid: HashMap<String, Places>,
 }
 
 impl Progresses {
     /// The progress of `record`'s job, when its event files have a scalar.
-    pub(super) fn of(
+    pub fn of(
         &mut self,
         store: &Store,
         record: &JobRecord,
