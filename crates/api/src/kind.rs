@@ -125,6 +125,27 @@ impl JobKind {
         }
     }
 
+    /// The job `name` of this kind as kubectl names it: `tfjob.kubeflow.org/mnist`.
+    #[must_use]
+    pub fn qualified_name(self, name: &str) -> String {
+        format!("{}.{}/{name}", self.singular(), crate::GROUP)
+    }
+
+    /// The container that carries the framework among a pod's `containers`: the kind's
+    /// [`default_container`](JobKind::default_container) when the pod has it, else the first
+    /// (an MPIJob names none; validation makes every other kind's pods have theirs).
+    #[must_use]
+    pub fn framework_container(
+        self,
+        containers: &[k8s_openapi::api::core::v1::Container],
+    ) -> Option<&k8s_openapi::api::core::v1::Container> {
+        let default = self.default_container();
+        containers
+            .iter()
+            .find(|container| Some(container.name.as_str()) == default)
+            .or_else(|| containers.first())
+    }
+
     /// The default port's name and number, appended to the default container when missing.
     #[must_use]
     pub fn default_port(self) -> Option<(&'static str, i32)> {

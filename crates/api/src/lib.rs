@@ -2,7 +2,7 @@
 //!
 //! Types for the six job kinds (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob), manifest
 //! loading with `FILE:LINE:COL` errors, the legacy `v1alpha1` TFJob conversion, defaulting and
-//! validation with field paths, and CRD generation. No client, no async: every runtime builds on this.
+//! validation with field paths, label selectors, and CRD generation. No client, no async: every runtime builds on this.
 
 pub mod crd;
 pub mod defaults;
@@ -13,6 +13,7 @@ pub mod kind;
 pub mod manifest;
 pub mod replica;
 pub mod run_policy;
+pub mod selector;
 pub mod status;
 pub mod validation;
 

@@ -131,7 +131,43 @@ fn is_zero(n: &i32) -> bool {
     *n == 0
 }
 
+/// The conditions that name a job's state: the first of them that holds does.
+const LIFECYCLE: [JobConditionType; 5] = [
+    JobConditionType::Succeeded,
+    JobConditionType::Failed,
+    JobConditionType::Suspended,
+    JobConditionType::Restarting,
+    JobConditionType::Running,
+];
+
+/// A job's state in one word, as `get` shows it, from its status (`None`: no controller has
+/// seen the job yet): its [`JobStatus::lifecycle`] condition, else `Pending` while its `Created`
+/// message says why it waits (a queue, a gang), else `Created` once a controller recorded that
+/// condition, else `Pending`.
+#[must_use]
+pub fn state_word(status: Option<&JobStatus>) -> &'static str {
+    let Some(status) = status else {
+        return "Pending";
+    };
+    if let Some(type_) = status.lifecycle() {
+        type_.as_str()
+    } else if status.waiting_reason().is_none()
+        && status.condition(JobConditionType::Created).is_some()
+    {
+        "Created"
+    } else {
+        "Pending"
+    }
+}
+
 impl JobStatus {
+    /// The condition that names the job's state: the first of `Succeeded`, `Failed`,
+    /// `Suspended`, `Restarting` and `Running` that holds.
+    #[must_use]
+    pub fn lifecycle(&self) -> Option<JobConditionType> {
+        LIFECYCLE.into_iter().find(|&type_| self.is_true(type_))
+    }
+
     /// The condition of the given type, if any.
     #[must_use]
     pub fn condition(&self, type_: JobConditionType) -> Option<&JobCondition> {
@@ -169,5 +205,61 @@ impl JobStatus {
                 .filter_map(|condition| condition.last_transition_time.as_ref())
                 .max_by_key(|time| time.0)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(conditions: &[(JobConditionType, ConditionStatus)]) -> JobStatus {
+        JobStatus {
+            conditions: conditions
+                .iter()
+                .map(|&(type_, status)| JobCondition {
+                    type_,
+                    status,
+                    reason: String::new(),
+                    message: String::new(),
+                    last_update_time: None,
+                    last_transition_time: None,
+                })
+                .collect(),
+            ..JobStatus::default()
+        }
+    }
+
+    #[test]
+    fn state_is_the_condition_that_holds_in_lifecycle_order() {
+        use ConditionStatus::{False, True};
+        use JobConditionType::{Created, Failed, Restarting, Running, Succeeded, Suspended};
+        let cases = [
+            (vec![], "Pending"),
+            (vec![(Created, True)], "Created"),
+            (vec![(Created, True), (Running, False)], "Created"),
+            (vec![(Created, True), (Running, True)], "Running"),
+            (vec![(Running, True), (Restarting, True)], "Restarting"),
+            (vec![(Running, False), (Suspended, True)], "Suspended"),
+            (vec![(Running, False), (Failed, True)], "Failed"),
+            (vec![(Running, False), (Succeeded, True)], "Succeeded"),
+        ];
+        for (conditions, expected) in cases {
+            assert_eq!(
+                state_word(Some(&with(&conditions))),
+                expected,
+                "{conditions:?}"
+            );
+        }
+        // The gang holds the pods back: the job waits, and says why.
+        let mut waiting = with(&[(Created, True)]);
+        waiting.conditions[0].message = "PyTorchJob mnist is created. Pending: waiting for the \
+             gang scheduler to admit PodGroup mnist (phase Pending)."
+            .to_owned();
+        assert_eq!(state_word(Some(&waiting)), "Pending");
+        assert_eq!(
+            waiting.waiting_reason(),
+            Some("waiting for the gang scheduler to admit PodGroup mnist (phase Pending)")
+        );
+        assert_eq!(state_word(None), "Pending");
     }
 }

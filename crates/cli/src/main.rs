@@ -12,7 +12,6 @@ mod machine;
 mod output;
 mod paint;
 mod selection;
-mod selector;
 mod state;
 mod summary;
 mod table;

@@ -95,16 +95,12 @@ fn observe_pod(job: &TrainingJob, pod: &Pod) -> ObservedReplica {
     }
 }
 
-/// The container that carries the framework: the kind's default container, or (MPI) the first.
+/// The container that carries the framework ([`trainctl_api::JobKind::framework_container`]).
 fn framework_container<'a>(job: &TrainingJob, pod: &'a Pod) -> Option<&'a str> {
-    match job.kind().default_container() {
-        Some(name) => Some(name),
-        None => pod
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.containers.first())
-            .map(|container| container.name.as_str()),
-    }
+    let containers = &pod.spec.as_ref()?.containers;
+    job.kind()
+        .framework_container(containers)
+        .map(|container| container.name.as_str())
 }
 
 /// The pod phase; a pod with no phase yet, or whose node stopped reporting (`Unknown`), is

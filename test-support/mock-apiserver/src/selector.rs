@@ -2,101 +2,30 @@
 
 use serde_json::Value;
 
+use trainctl_api::selector::Selector;
+
 use crate::error::ApiError;
 
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    NotExists(String),
-}
-
-/// A label selector (`a=b,c!=d,e in (f,g),!h`): every requirement must hold.
+/// A label selector (`a=b,c!=d,e in (f,g),!h`): every requirement must hold. Read and matched
+/// by the api crate's [`Selector`], the one `trainctl -l` uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LabelSelector(Vec<Requirement>);
+pub struct LabelSelector(Selector);
 
 impl LabelSelector {
     /// Reads the equality-based and set-based forms Kubernetes accepts.
     pub fn parse(text: &str) -> Result<LabelSelector, ApiError> {
-        let invalid = || ApiError::BadRequest(format!("unable to parse requirement: {text:?}"));
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            let requirement = if let Some(key) = part.strip_prefix('!') {
-                Requirement::NotExists(key.trim().to_owned())
-            } else if let Some((key, values)) = part.split_once(" notin ") {
-                Requirement::NotIn(key.trim().to_owned(), set(values).ok_or_else(invalid)?)
-            } else if let Some((key, values)) = part.split_once(" in ") {
-                Requirement::In(key.trim().to_owned(), set(values).ok_or_else(invalid)?)
-            } else if let Some((key, value)) = part.split_once("!=") {
-                Requirement::NotEquals(key.trim().to_owned(), value.trim().to_owned())
-            } else if let Some((key, value)) =
-                part.split_once("==").or_else(|| part.split_once('='))
-            {
-                Requirement::Equals(key.trim().to_owned(), value.trim().to_owned())
-            } else {
-                Requirement::Exists(part.to_owned())
-            };
-            requirements.push(requirement);
-        }
-        Ok(LabelSelector(requirements))
+        Selector::parse(text)
+            .map(LabelSelector)
+            .map_err(|error| ApiError::BadRequest(format!("unable to parse requirement: {error}")))
     }
 
     /// Whether `object`'s labels satisfy every requirement.
     #[must_use]
     pub fn matches(&self, object: &Value) -> bool {
         let labels = &object["metadata"]["labels"];
-        let label = |key: &str| labels.get(key).and_then(Value::as_str);
-        self.0.iter().all(|requirement| match requirement {
-            Requirement::Equals(key, value) => label(key) == Some(value),
-            Requirement::NotEquals(key, value) => label(key) != Some(value),
-            Requirement::In(key, values) => {
-                label(key).is_some_and(|l| values.iter().any(|v| v == l))
-            }
-            Requirement::NotIn(key, values) => {
-                label(key).is_none_or(|l| values.iter().all(|v| v != l))
-            }
-            Requirement::Exists(key) => label(key).is_some(),
-            Requirement::NotExists(key) => label(key).is_none(),
-        })
+        self.0
+            .matches_labels(|key| labels.get(key).and_then(Value::as_str))
     }
-}
-
-/// Splits at commas outside parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0_usize, 0);
-    for (index, character) in text.char_indices() {
-        match character {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&text[start..index]);
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-/// `(a, b)` as its values.
-fn set(text: &str) -> Option<Vec<String>> {
-    let inner = text.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some(
-        inner
-            .split(',')
-            .map(|value| value.trim().to_owned())
-            .collect(),
-    )
 }
 
 /// A field selector on `metadata.name` and `metadata.namespace` (`=`, `==`, `!=`), the fields

@@ -7,8 +7,8 @@ use clap::Args;
 use trainctl_api::manifest::check_namespace;
 use trainctl_local::claims::VolumeBinding;
 
-use crate::selector::Selector;
 use crate::wait_for::WaitFor;
+use trainctl_api::selector::Selector;
 
 /// Arguments of `get`.
 #[derive(Debug, Args)]

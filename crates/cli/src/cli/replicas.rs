@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use trainctl_api::JobKind;
 
 use super::jobs::namespace_name;
-use crate::selector::Selector;
+use trainctl_api::selector::Selector;
 
 /// Arguments of `get replicas`.
 #[derive(Debug, Clone, Args)]

@@ -10,7 +10,8 @@ use kube::runtime::watcher;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::manifest::Companion;
-use trainctl_api::{JobConditionType, JobKind, JobStatus, TrainingJob};
+use trainctl_api::status::state_word;
+use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use trainctl_operator::job::{self, api_resource};
 
 use super::{Cluster, ClusterError, Operation, Resource};
@@ -70,7 +71,7 @@ impl ClusterJob {
 
     /// The state in one word, as `get` shows it.
     pub fn state(&self) -> &'static str {
-        state(self.job.status())
+        state_word(self.job.status())
     }
 
     /// Whether the job succeeded or failed.
@@ -80,7 +81,7 @@ impl ClusterJob {
 
     /// `tfjob.kubeflow.org/mnist`, as kubectl names it.
     pub fn resource(&self) -> String {
-        resource(self.kind, self.name())
+        self.kind.qualified_name(self.name())
     }
 
     /// The object as `get -o yaml` prints it: as stored, without `managedFields` (as kubectl).
@@ -88,36 +89,6 @@ impl ClusterJob {
         let mut object = self.object.clone();
         object.metadata.managed_fields = None;
         object
-    }
-}
-
-/// `tfjob.kubeflow.org/mnist`.
-pub fn resource(kind: JobKind, name: &str) -> String {
-    format!("{}.kubeflow.org/{name}", kind.singular())
-}
-
-/// A job's state in one word from its conditions: the latest of `Succeeded`, `Failed`,
-/// `Suspended`, `Restarting`, `Running` that holds, else `Pending` while the `Created` message
-/// says why it waits (its gang's PodGroup), else `Created` once the operator recorded that
-/// condition, else `Pending` (no operator has seen the job yet).
-pub fn state(status: Option<&JobStatus>) -> &'static str {
-    let order = [
-        JobConditionType::Succeeded,
-        JobConditionType::Failed,
-        JobConditionType::Suspended,
-        JobConditionType::Restarting,
-        JobConditionType::Running,
-    ];
-    let holds = |type_| status.is_some_and(|status| status.is_true(type_));
-    if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
-        return type_.as_str();
-    }
-    if status.is_some_and(|status| status.waiting_reason().is_some()) {
-        "Pending"
-    } else if status.is_some_and(|status| status.condition(JobConditionType::Created).is_some()) {
-        "Created"
-    } else {
-        "Pending"
     }
 }
 
@@ -245,14 +216,14 @@ impl Cluster {
             Ok(created) => ClusterJob::read(kind, created),
             Err(kube::Error::Api(status)) if status.is_already_exists() => {
                 Err(ClusterError::AlreadyExists {
-                    resource: resource(kind, job.name()),
+                    resource: kind.qualified_name(job.name()),
                     namespace: namespace.to_owned(),
                     kind: kind.singular(),
                     name: job.name().to_owned(),
                 })
             }
             Err(kube::Error::Api(status)) if status.is_invalid() => Err(ClusterError::Invalid {
-                resource: resource(kind, job.name()),
+                resource: kind.qualified_name(job.name()),
                 message: status.message,
             }),
             Err(error) => Err(self.error(operation, error)),
@@ -421,58 +392,4 @@ fn convert<T: Serialize, U: DeserializeOwned>(value: &T) -> Result<U, String> {
     serde_json::to_value(value)
         .and_then(serde_json::from_value)
         .map_err(|error| error.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use trainctl_api::{ConditionStatus, JobCondition};
-
-    use super::*;
-
-    fn with(conditions: &[(JobConditionType, ConditionStatus)]) -> JobStatus {
-        JobStatus {
-            conditions: conditions
-                .iter()
-                .map(|&(type_, status)| JobCondition {
-                    type_,
-                    status,
-                    reason: String::new(),
-                    message: String::new(),
-                    last_update_time: None,
-                    last_transition_time: None,
-                })
-                .collect(),
-            ..JobStatus::default()
-        }
-    }
-
-    #[test]
-    fn state_is_the_condition_that_holds_in_lifecycle_order() {
-        use ConditionStatus::{False, True};
-        use JobConditionType::{Created, Failed, Restarting, Running, Succeeded, Suspended};
-        let cases = [
-            (vec![], "Pending"),
-            (vec![(Created, True)], "Created"),
-            (vec![(Created, True), (Running, False)], "Created"),
-            (vec![(Created, True), (Running, True)], "Running"),
-            (vec![(Running, True), (Restarting, True)], "Restarting"),
-            (vec![(Running, False), (Suspended, True)], "Suspended"),
-            (vec![(Running, False), (Failed, True)], "Failed"),
-            (vec![(Running, False), (Succeeded, True)], "Succeeded"),
-        ];
-        for (conditions, expected) in cases {
-            assert_eq!(state(Some(&with(&conditions))), expected, "{conditions:?}");
-        }
-        // The gang holds the pods back: the job waits, and says why.
-        let mut waiting = with(&[(Created, True)]);
-        waiting.conditions[0].message = "PyTorchJob mnist is created. Pending: waiting for the \
-             gang scheduler to admit PodGroup mnist (phase Pending)."
-            .to_owned();
-        assert_eq!(state(Some(&waiting)), "Pending");
-        assert_eq!(
-            waiting.waiting_reason(),
-            Some("waiting for the gang scheduler to admit PodGroup mnist (phase Pending)")
-        );
-        assert_eq!(state(None), "Pending");
-    }
 }

@@ -74,16 +74,11 @@ pub fn slot_of(pod: &Pod) -> Option<ReplicaSlot> {
     Some(ReplicaSlot::new(replica_type, index))
 }
 
-/// The name of the container that runs the framework: the kind's, else (MPI) the first.
+/// The name of the container that runs the framework ([`JobKind::framework_container`]).
 pub fn main_container(kind: JobKind, pod: &Pod) -> Option<String> {
-    match kind.default_container() {
-        Some(name) => Some(name.to_owned()),
-        None => pod
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.containers.first())
-            .map(|container| container.name.clone()),
-    }
+    let containers = &pod.spec.as_ref()?.containers;
+    kind.framework_container(containers)
+        .map(|container| container.name.clone())
 }
 
 /// The status of the container that runs the framework.

@@ -94,7 +94,7 @@ fn conclude(
 ) -> Option<anyhow::Result<()>> {
     match verdict {
         Verdict::Met => Some(
-            writeln!(out, "{}.kubeflow.org/{name} condition met", kind.singular())
+            writeln!(out, "{} condition met", kind.qualified_name(name))
                 .and_then(|()| out.flush())
                 .map_err(Into::into),
         ),

@@ -42,6 +42,11 @@ use nix::unistd::Pid;
 /// The prefix of a job's cgroup directory; the job's uid follows.
 const JOB_PREFIX: &str = "trainctl-";
 
+/// The name of the cgroup of the job `job_uid`, under which each start of its replicas has one.
+pub(crate) fn job_cgroup(job_uid: &str) -> String {
+    format!("{JOB_PREFIX}{job_uid}")
+}
+
 /// How long killing a cgroup waits for it to be empty (a process in an uninterruptible wait is
 /// in the kernel's hands).
 const EMPTY_WITHIN: Duration = Duration::from_secs(1);
@@ -171,7 +176,7 @@ pub fn kill_job(job_uid: &str) {
     let Some(containment) = CONTAINMENT.get() else {
         return;
     };
-    let job = containment.base.join(format!("{JOB_PREFIX}{job_uid}"));
+    let job = containment.base.join(job_cgroup(job_uid));
     let Ok(entries) = fs::read_dir(&job) else {
         return;
     };
@@ -245,7 +250,7 @@ impl Containment {
 
     /// Makes a new cgroup for the job's replica `name`.
     fn make(&self, job_uid: &str, name: &str) -> io::Result<PathBuf> {
-        let job = self.base.join(format!("{JOB_PREFIX}{job_uid}"));
+        let job = self.base.join(job_cgroup(job_uid));
         let spawner = std::process::id();
         loop {
             let n = STARTS.fetch_add(1, Ordering::Relaxed);

@@ -28,6 +28,7 @@ pub mod marker;
 pub mod mounts;
 pub mod reaper;
 pub mod shim;
+pub mod usage;
 pub mod watchdog;
 
 pub use child::{HelperCommand, Launch, StartedProcess};

@@ -226,7 +226,10 @@ fn prepare_one(
     context: &LaunchContext<'_>,
 ) -> Result<PreparedReplica, String> {
     let spec = pod.spec.as_ref().ok_or("the pod has no spec")?;
-    let container = main_container(job, &spec.containers).ok_or("the pod has no containers")?;
+    let container = job
+        .kind()
+        .framework_container(&spec.containers)
+        .ok_or("the pod has no containers")?;
     let env_context = EnvContext {
         pod,
         node_name: context.node_name,
@@ -345,19 +348,6 @@ fn check_files(
     Ok(())
 }
 
-/// The container that runs locally: the kind's default container (`tensorflow`, `pytorch`...)
-/// when the pod has it, else the first.
-pub(super) fn main_container<'a>(
-    job: &TrainingJob,
-    containers: &'a [Container],
-) -> Option<&'a Container> {
-    let default = job.kind().default_container();
-    containers
-        .iter()
-        .find(|container| Some(container.name.as_str()) == default)
-        .or_else(|| containers.first())
-}
-
 /// Checks that the command exists here: a path must name a file, a bare name must be on the
 /// `PATH` the replica will have.
 fn check_command(
@@ -425,7 +415,10 @@ pub fn not_run_locally(job: &TrainingJob) -> Vec<(ReplicaType, Vec<String>)> {
         let Some(pod_spec) = spec.template.spec.as_ref() else {
             continue;
         };
-        let main = main_container(job, &pod_spec.containers).map(|c| c.name.clone());
+        let main = job
+            .kind()
+            .framework_container(&pod_spec.containers)
+            .map(|c| c.name.clone());
         let names: Vec<String> = pod_spec
             .init_containers
             .iter()
@@ -477,7 +470,7 @@ pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> 
         let Some(pod_spec) = spec.template.spec.as_ref() else {
             continue;
         };
-        let Some(container) = main_container(job, &pod_spec.containers) else {
+        let Some(container) = job.kind().framework_container(&pod_spec.containers) else {
             continue;
         };
         let argv: Vec<&String> = container

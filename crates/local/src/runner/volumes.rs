@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use trainctl_api::{ReplicaType, TrainingJob};
 
 use crate::kubelet::volumes::ClaimPaths;
-use crate::runner::launch::{PreparedReplica, VolumeSetup, main_container};
+use crate::runner::launch::{PreparedReplica, VolumeSetup};
 use crate::store::{Store, StoreError};
 
 /// The claims bound to a directory of the user's, as the store had them.
@@ -105,7 +105,7 @@ pub(super) fn mounted(job: &TrainingJob) -> Vec<(ReplicaType, Vec<String>)> {
         let Some(pod) = spec.template.spec.as_ref() else {
             continue;
         };
-        let Some(container) = main_container(job, &pod.containers) else {
+        let Some(container) = job.kind().framework_container(&pod.containers) else {
             continue;
         };
         let names: Vec<String> = container
@@ -135,11 +135,13 @@ pub(super) fn in_volume(job: &TrainingJob, replica_type: &ReplicaType, path: &Pa
     else {
         return false;
     };
-    main_container(job, &pod.containers).is_some_and(|container| {
-        container
-            .volume_mounts
-            .iter()
-            .flatten()
-            .any(|mount| path.starts_with(&mount.mount_path))
-    })
+    job.kind()
+        .framework_container(&pod.containers)
+        .is_some_and(|container| {
+            container
+                .volume_mounts
+                .iter()
+                .flatten()
+                .any(|mount| path.starts_with(&mount.mount_path))
+        })
 }

@@ -6,7 +6,8 @@ use std::str::FromStr;
 
 use jiff::Timestamp;
 use trainctl_api::manifest::Companion;
-use trainctl_api::{JobConditionType, JobKind, ReplicaType, TrainingJob};
+use trainctl_api::status::state_word;
+use trainctl_api::{JobKind, JobStatus, ReplicaType, TrainingJob};
 
 use crate::process::identity::ProcessIdentity;
 
@@ -48,30 +49,12 @@ impl JobRecord {
         // Asked only of unfinished jobs: reading /proc for each of 1,000 finished jobs was an
         // eighth of `trainctl get`.
         let owned = || self.owner.is_some_and(|owner| owner.is_alive());
-        let holds = |type_| status.is_some_and(|status| status.is_true(type_));
-        let order = [
-            JobConditionType::Succeeded,
-            JobConditionType::Failed,
-            JobConditionType::Suspended,
-            JobConditionType::Restarting,
-            JobConditionType::Running,
-        ];
-        if let Some(type_) = order.into_iter().find(|&type_| holds(type_)) {
-            if !self.finished && !owned() {
-                return "Lost";
-            }
-            return type_.as_str();
-        }
-        if self.finished {
-            "Failed"
-        } else if !owned() {
-            "Lost"
-        } else if status.is_some_and(|s| s.waiting_reason().is_some()) {
-            "Pending"
-        } else if status.is_some_and(|s| s.condition(JobConditionType::Created).is_some()) {
-            "Created"
-        } else {
-            "Pending"
+        match status.and_then(JobStatus::lifecycle) {
+            Some(_) if !self.finished && !owned() => "Lost",
+            Some(type_) => type_.as_str(),
+            None if self.finished => "Failed",
+            None if !owned() => "Lost",
+            None => state_word(status),
         }
     }
 }

@@ -107,10 +107,8 @@ impl Local {
             n => format!(", and its {n} replicas that still ran stopped"),
         };
         Ok(format!(
-            "{}.{}/{} deleted (no server runs for {}: removed from the state directory{processes})",
-            record.kind.singular(),
-            trainctl_api::GROUP,
-            record.name,
+            "{} deleted (no server runs for {}: removed from the state directory{processes})",
+            record.kind.qualified_name(&record.name),
             self.dir.display()
         ))
     }

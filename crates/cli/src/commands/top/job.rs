@@ -10,12 +10,12 @@ use anyhow::bail;
 use trainctl_engine::naming::replica_name;
 use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState, Store};
 
-use super::usage::{Measured, Usage, sample};
 use crate::cli::TopJobArgs;
 use crate::commands::replicas::named_jobs;
 use crate::state::state_dir;
 use crate::target::DEFAULT_NAMESPACE;
 use crate::view::top::{UsageRow, usage_table};
+use trainctl_local::process::usage::{Measured, Usage, sample};
 
 /// How long CPU use is measured over.
 const INTERVAL: Duration = Duration::from_millis(500);

@@ -3,7 +3,6 @@
 
 mod job;
 mod node;
-mod usage;
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -39,7 +39,7 @@ pub(super) fn replica_spec(
     {
         lines.push(("Labels:", pairs(labels, "=", "\n")));
     }
-    if let Some(container) = main_container(job, spec) {
+    if let Some(container) = job.kind().framework_container(spec.containers()) {
         lines.push(("Container:", container.name.clone()));
         if let Some(image) = &container.image {
             lines.push(("Image:", image.clone()));
@@ -74,15 +74,6 @@ pub(super) fn replica_spec(
         lines.push(("Volumes:", volumes.join("\n")));
     }
     fields(out, 4, &lines);
-}
-
-/// The container the kind runs the framework in (`tensorflow`, `pytorch`...), else the first.
-fn main_container<'a>(job: &TrainingJob, spec: &'a ReplicaSpec) -> Option<&'a Container> {
-    let containers = spec.containers();
-    job.kind()
-        .default_container()
-        .and_then(|name| containers.iter().find(|c| c.name == name))
-        .or_else(|| containers.first())
 }
 
 /// The container's command and arguments, as a shell line.

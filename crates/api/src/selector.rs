@@ -74,12 +74,23 @@ impl Selector {
     }
 
     /// Whether `labels` meet every requirement.
+    #[must_use]
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_labels(|key| labels.get(key).map(String::as_str))
+    }
+
+    /// Whether the labels that `label` reads (a key's value, `None` when the label is not
+    /// there) meet every requirement.
+    pub fn matches_labels<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.requirements.iter().all(|requirement| {
-            let value = labels.get(&requirement.key);
+            let value = label(&requirement.key);
             match &requirement.operator {
-                Operator::In(values) => value.is_some_and(|value| values.contains(value)),
-                Operator::NotIn(values) => value.is_none_or(|value| !values.contains(value)),
+                Operator::In(values) => {
+                    value.is_some_and(|value| values.iter().any(|v| v == value))
+                }
+                Operator::NotIn(values) => {
+                    value.is_none_or(|value| values.iter().all(|v| v != value))
+                }
                 Operator::Exists => value.is_some(),
                 Operator::DoesNotExist => value.is_none(),
             }

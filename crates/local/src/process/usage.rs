@@ -1,8 +1,8 @@
 //! What a replica's processes use now: CPU (cores, measured between two readings) and memory
 //! (the working set, as the kubelet reports a container's).
 //!
-//! Where the replica has a cgroup of its own (`trainctl-<job uid>/<replica>...`, see README "No
-//! process outlives trainctl"), everything it started is in it, whatever it did to its session:
+//! Where the replica has a cgroup of its own (`trainctl-<job uid>/<replica>...`, see the README's
+//! "No process outlives trainctl"), everything it started is in it, whatever it did to its session:
 //! CPU is the cgroup's `cpu.stat` `usage_usec`, memory its `memory.current` less the page cache
 //! that can be reclaimed at once (`inactive_file` of `memory.stat`) when the memory controller
 //! is enabled there, else the resident memory of its processes. Elsewhere the replica's
@@ -15,7 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use trainctl_local::process::cgroup;
+use super::cgroup;
 
 /// Clock ticks per second of `/proc/<pid>/stat`'s times (`USER_HZ`): 100 on every Linux
 /// architecture trainctl builds for.
@@ -40,6 +40,7 @@ pub struct Usage {
 }
 
 /// Measures `replicas` over `interval`: two readings, that far apart.
+#[must_use]
 pub fn sample(replicas: &[Measured<'_>], interval: Duration) -> Vec<Usage> {
     let hierarchy = cgroup::hierarchy();
     let places: Vec<Place> = replicas
@@ -76,7 +77,7 @@ enum Place {
 impl Place {
     /// The replica's cgroup when it has one of its own (under its job's), else its group.
     fn of(replica: &Measured<'_>, hierarchy: Option<&Path>) -> Place {
-        let job_cgroup = format!("trainctl-{}", replica.job_uid);
+        let job_cgroup = cgroup::job_cgroup(replica.job_uid);
         hierarchy
             .and_then(|root| {
                 let text = fs::read_to_string(format!("/proc/{}/cgroup", replica.pid)).ok()?;
