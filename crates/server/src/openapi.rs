@@ -42,7 +42,6 @@ pub fn document() -> Value {
             "version": env!("CARGO_PKG_VERSION"),
             "description": "The local control plane of trainctl: submit kubeflow.org/v1 training jobs, follow them, suspend, resume and delete them. Every path but /healthz needs `Authorization: Bearer <token>` (the scheme's name in any case), the token being the state directory's server.token. Every error is the JSON body `{\"error\": \"...\", \"details\": [...]}`."
         },
-        "components": {},
         "security": [{ "token": [] }],
         "paths": {
             "/healthz": { "get": { "summary": "Liveness", "security": [],
@@ -112,18 +111,12 @@ pub fn document() -> Value {
             }
         }
     });
-    let more: Vec<_> = quota_paths(&mut schemas)
-        .into_iter()
-        .chain(dashboard::paths(&job_path, &mut schemas))
-        .collect();
+    let mut more = quota_paths(&mut schemas);
+    more.extend(dashboard::paths(&job_path, &mut schemas));
     if let Some(paths) = document["paths"].as_object_mut() {
         paths.extend(more);
     }
-    schemas.of::<ErrorBody>();
-    document["components"] = json!({
-        "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
-        "schemas": schemas.components(),
-    });
+    document["components"] = schemas.components();
     document
 }
 
@@ -149,9 +142,15 @@ impl Schemas {
         self.0.subschema_for::<T>().to_value()
     }
 
-    /// The components: every named type referred to so far.
-    fn components(mut self) -> Map<String, Value> {
-        self.0.take_definitions(true)
+    /// The components: the token's security scheme, and the schemas of the error envelope
+    /// (which every error answer refers to: [`error`]) and of every named type referred to so
+    /// far.
+    fn components(mut self) -> Value {
+        self.of::<ErrorBody>();
+        json!({
+            "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
+            "schemas": self.0.take_definitions(true),
+        })
     }
 }
 
