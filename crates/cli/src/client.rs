@@ -1,6 +1,7 @@
 //! The CLI's side of the `trainctl server` API (docs/server-api.md): it finds the server of a
 //! state directory through `server.json` and `server.token`, and sends it the writes (submit,
-//! delete, suspend, resume). Reads go to the state database directly.
+//! delete, suspend, resume). Reads go to the state database directly. The answers are decoded
+//! into the API's own types ([`trainctl_server_api`]), the ones the server sends.
 //!
 //! Every request is bounded in time: connecting, then sending it and receiving the answer's head
 //! (a server that accepts and never answers is named with what to check, rather than waited for
@@ -15,6 +16,7 @@ use k8s_openapi::api::core::v1::ResourceQuota;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
+use trainctl_server_api::{Deleted, ErrorBody, Items, JobView, LoginCode, Submitted};
 use ureq::http::Response;
 use ureq::{Agent, RequestBuilder, Timeout};
 
@@ -128,25 +130,6 @@ fn lines(error: &str, details: &[String]) -> String {
     text
 }
 
-/// A job as the server shows it (the fields the CLI prints of a `JobView`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct JobView {
-    /// `TFJob`...
-    pub kind: String,
-    /// `metadata.name`.
-    pub name: String,
-    /// One word: `Pending`, `Running`, `Succeeded`...
-    pub state: String,
-}
-
-impl JobView {
-    /// `tfjob.kubeflow.org/mnist`, as kubectl names a resource.
-    #[must_use]
-    pub fn resource(&self) -> String {
-        format!("{}.kubeflow.org/{}", self.kind.to_lowercase(), self.name)
-    }
-}
-
 /// A job's address on the server.
 #[derive(Debug, Clone, Copy)]
 pub struct JobPath<'a> {
@@ -187,73 +170,6 @@ fn encode_segment(segment: &str) -> String {
 #[derive(Deserialize)]
 struct ServerFile {
     url: String,
-}
-
-/// An error body: `{"error": "...", "details": [...]}`.
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: String,
-    #[serde(default)]
-    details: Vec<String>,
-}
-
-/// The answer to a submit: the quotas applied (first), the ConfigMaps and Secrets applied, then
-/// the jobs recorded.
-#[derive(Debug, Deserialize)]
-pub struct Submitted {
-    /// The `ResourceQuota`s applied, in file order.
-    #[serde(default, rename = "resourceQuotas")]
-    pub quotas: Vec<AppliedQuota>,
-    /// The ConfigMaps applied, in file order.
-    #[serde(default, rename = "configMaps")]
-    pub config_maps: Vec<AppliedObject>,
-    /// The Secrets applied, in file order.
-    #[serde(default)]
-    pub secrets: Vec<AppliedObject>,
-    /// The claims bound (`--volume`).
-    #[serde(default)]
-    pub claims: Vec<BoundClaim>,
-    /// The jobs recorded, in file order.
-    pub jobs: Vec<JobView>,
-}
-
-/// A claim bound by a submit.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct BoundClaim {
-    /// The claim's namespace.
-    pub namespace: String,
-    /// The claim's name.
-    pub name: String,
-    /// Its directory now.
-    pub path: String,
-    /// The directory it was bound to before, when another.
-    pub previous: Option<String>,
-}
-
-/// A ConfigMap or Secret applied by a submit: named, never its data.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct AppliedObject {
-    /// `created` or `configured`.
-    pub action: String,
-    /// Its namespace.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-/// A quota applied by a submit.
-#[derive(Debug, Clone, Deserialize)]
-pub struct AppliedQuota {
-    /// `created` or `configured`.
-    pub action: String,
-    /// The quota, with its status.
-    pub quota: k8s_openapi::api::core::v1::ResourceQuota,
-}
-
-/// The answer to a delete.
-#[derive(Deserialize)]
-struct Deleted {
-    deleted: JobView,
 }
 
 /// A connection to the server of one state directory.
@@ -342,7 +258,8 @@ impl Client {
         let url = format!("{}{}", self.url, job.path());
         let wait = self.stop_answer_timeout;
         let response = self.bounded(self.agent.delete(&url), wait).call();
-        let deleted: Deleted = self.answer(&format!("delete {}", job.name), response, wait)?;
+        let deleted: Deleted<JobView> =
+            self.answer(&format!("delete {}", job.name), response, wait)?;
         Ok(deleted.deleted)
     }
 
@@ -362,16 +279,13 @@ impl Client {
     /// The ResourceQuotas of `namespace` (every namespace when `None`), with what each
     /// namespace uses (`status.used`).
     pub fn quotas(&self, namespace: Option<&str>) -> Result<Vec<ResourceQuota>, ClientError> {
-        #[derive(Deserialize)]
-        struct Listed {
-            items: Vec<ResourceQuota>,
-        }
         let url = format!("{}/api/v1/resourcequotas", self.url);
         let mut request = self.bounded(self.agent.get(&url), self.answer_timeout);
         if let Some(namespace) = namespace {
             request = request.query("namespace", namespace);
         }
-        let listed: Listed = self.answer("list the quotas", request.call(), self.answer_timeout)?;
+        let listed: Items<ResourceQuota> =
+            self.answer("list the quotas", request.call(), self.answer_timeout)?;
         Ok(listed.items)
     }
 
@@ -379,13 +293,9 @@ impl Client {
     /// usable once within 5 minutes): the token itself never goes into an address, which a
     /// browser's arguments and history would keep.
     pub fn dashboard_url(&self) -> Result<String, ClientError> {
-        #[derive(Deserialize)]
-        struct Issued {
-            code: String,
-        }
         let url = format!("{}/api/v1/dashboard/codes", self.url);
         let request = self.bounded(self.agent.post(&url), self.answer_timeout);
-        let issued: Issued = self.answer(
+        let issued: LoginCode = self.answer(
             "ask for a dashboard login code",
             request.send_empty(),
             self.answer_timeout,
@@ -395,10 +305,6 @@ impl Client {
 
     /// `DELETE` the quota `namespace/name`; the quota as it was.
     pub fn delete_quota(&self, namespace: &str, name: &str) -> Result<ResourceQuota, ClientError> {
-        #[derive(Deserialize)]
-        struct Deleted {
-            deleted: ResourceQuota,
-        }
         let url = format!(
             "{}/api/v1/namespaces/{namespace}/resourcequotas/{name}",
             self.url
@@ -406,7 +312,7 @@ impl Client {
         let response = self
             .bounded(self.agent.delete(&url), self.answer_timeout)
             .call();
-        let deleted: Deleted = self.answer(
+        let deleted: Deleted<ResourceQuota> = self.answer(
             &format!("delete the quota {name}"),
             response,
             self.answer_timeout,

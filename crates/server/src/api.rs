@@ -18,10 +18,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::json;
 use trainctl_api::JobKind;
 use trainctl_api::manifest::check_namespace;
 use trainctl_local::claims::VolumeBinding;
+use trainctl_server_api::{Deleted, Items};
 
 use crate::logs::{self, LogQuery, LogStream};
 use crate::supervisor::Supervisor;
@@ -190,7 +190,7 @@ async fn list(State(api): State<Api>, Query(query): Query<ListQuery>) -> Respons
         Err(unknown) => return error(StatusCode::BAD_REQUEST, &unknown.to_string(), &[]),
     };
     match api.supervisor.list(query.namespace.as_deref(), kind) {
-        Ok(items) => Json(json!({ "items": items })).into_response(),
+        Ok(items) => Json(Items { items }).into_response(),
         Err(failure) => failed(&failure),
     }
 }
@@ -255,7 +255,7 @@ async fn delete(State(api): State<Api>, Path(path): Path<JobPath>) -> Response {
         .delete(&path.namespace, kind, &path.name)
         .await
     {
-        Ok(view) => Json(json!({ "deleted": view })).into_response(),
+        Ok(view) => Json(Deleted { deleted: view }).into_response(),
         Err(failure) => failed(&failure),
     }
 }

@@ -19,8 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::json;
+use trainctl_server_api::{ErrorBody, LoginRequest, LoginToken};
 
 /// Lets through the requests whose `Authorization: Bearer <token>` (the scheme's name in any
 /// case, as RFC 7235 has it) names `token`; answers 401 with the API's error envelope to the
@@ -36,10 +35,10 @@ pub async fn require_token(
     } else {
         (
             StatusCode::UNAUTHORIZED,
-            Json(json!({
-                "error": "missing or wrong bearer token (the CLI reads it from server.token in the state directory)",
-                "details": [],
-            })),
+            Json(ErrorBody {
+                error: "missing or wrong bearer token (the CLI reads it from server.token in the state directory)".to_owned(),
+                details: Vec::new(),
+            }),
         )
             .into_response()
     }
@@ -108,34 +107,31 @@ struct Login {
     codes: Arc<LoginCodes>,
 }
 
-/// Body of `POST /api/v1/dashboard/login`.
-#[derive(Debug, Deserialize)]
-struct LoginBody {
-    /// A login code the server printed or issued.
-    code: String,
-}
-
 async fn login(State(login): State<Login>, body: axum::body::Bytes) -> Response {
     // Read here rather than by axum's `Json`, whose refusals (415, 422) are not the API's.
-    let Ok(body) = serde_json::from_slice::<LoginBody>(&body) else {
+    let Ok(body) = serde_json::from_slice::<LoginRequest>(&body) else {
         return (
             StatusCode::BAD_REQUEST,
-            Json(json!({
-                "error": "the body must be a JSON object {\"code\": \"...\"} with the login code",
-                "details": [],
-            })),
+            Json(ErrorBody {
+                error: r#"the body must be a JSON object {"code": "..."} with the login code"#
+                    .to_owned(),
+                details: Vec::new(),
+            }),
         )
             .into_response();
     };
     if login.codes.redeem(&body.code) {
-        Json(json!({ "token": &*login.token })).into_response()
+        Json(LoginToken {
+            token: login.token.to_string(),
+        })
+        .into_response()
     } else {
         (
             StatusCode::UNAUTHORIZED,
-            Json(json!({
-                "error": "this login code is unknown, used or expired: `trainctl dashboard` gives a new address",
-                "details": [],
-            })),
+            Json(ErrorBody {
+                error: "this login code is unknown, used or expired: `trainctl dashboard` gives a new address".to_owned(),
+                details: Vec::new(),
+            }),
         )
             .into_response()
     }

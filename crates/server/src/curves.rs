@@ -8,9 +8,9 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
 use trainctl_events::{Places, downsample};
 use trainctl_local::runner::TENSORBOARD_DIR_ENV;
+use trainctl_server_api::{ScalarsView, SeriesView};
 
 /// The most points a series may be asked for, and how many when not asked.
 pub const MAX_POINTS: usize = 20_000;
@@ -21,32 +21,6 @@ pub const DEFAULT_POINTS: usize = 2_000;
 #[derive(Debug, Default)]
 pub struct Curves {
     places: Places,
-}
-
-/// What the API answers of a job's curves.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScalarsView {
-    /// Where event files were looked for, in order.
-    pub roots: Vec<PathBuf>,
-    /// Each series of the first place that has any, by run then tag.
-    pub series: Vec<SeriesView>,
-    /// What could not be read, each with its place.
-    pub problems: Vec<String>,
-    /// The environment variable that names the job's own directory for event files.
-    pub env: &'static str,
-}
-
-/// One series: a run's tag.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SeriesView {
-    /// The run (its directory under the root: Keras writes `train` and `validation`).
-    pub run: String,
-    /// The tag (`epoch_loss`).
-    pub tag: String,
-    /// How many points the files hold.
-    pub total: usize,
-    /// `[step, wall time in seconds since the epoch, value]`, at most as many as asked for.
-    pub points: Vec<[f64; 3]>,
 }
 
 impl Curves {

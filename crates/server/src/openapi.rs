@@ -1,17 +1,25 @@
 //! `GET /openapi.json`: the API of `docs/server-api.md` as an OpenAPI 3.1 document. Every
 //! operation documents every status it may answer: `400` (a query or a path it cannot take) and
 //! `401` (no or a wrong token) on each but `/healthz`, which needs no token and takes nothing.
+//!
+//! The paths are written here; every schema of a body is generated ([`Schemas`]) from the types
+//! the server sends and the CLI's client decodes ([`trainctl_server_api`]).
 
 mod dashboard;
 
+use k8s_openapi::api::core::v1::ResourceQuota;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 use trainctl_api::manifest::MAX_MANIFEST_BYTES;
+use trainctl_server_api::{Deleted, ErrorBody, Items, JobView, Submitted};
 
 /// A DNS-1123 label, as namespaces are.
 const NAMESPACE_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 /// The document.
 pub fn document() -> Value {
+    let mut schemas = Schemas::new();
     let job_path = [
         namespace("path", "The job's namespace"),
         json!({ "name": "plural", "in": "path", "required": true,
@@ -20,17 +28,13 @@ pub fn document() -> Value {
         json!({ "name": "name", "in": "path", "required": true, "description": "The job's name",
             "example": "mnist", "schema": { "type": "string" } }),
     ];
-    let view = json!({ "$ref": "#/components/schemas/JobView" });
-    let submitted = submitted(&view);
-
-    let listed = json_body(
-        "The jobs",
-        json!({ "type": "object", "required": ["items"], "properties": { "items": { "type": "array", "items": view } } }),
+    let view = schemas.of::<JobView>();
+    let submitted = json_body(
+        "Recorded and queued: the claims bound first, then the manifest's ResourceQuotas applied, then its ConfigMaps and Secrets, then its jobs",
+        schemas.of::<Submitted>(),
     );
-    let deleted = json_body(
-        "The job as it was",
-        json!({ "type": "object", "required": ["deleted"], "properties": { "deleted": view } }),
-    );
+    let listed = json_body("The jobs", schemas.of::<Items<JobView>>());
+    let deleted = json_body("The job as it was", schemas.of::<Deleted<JobView>>());
     let mut document = json!({
         "openapi": "3.1.0",
         "info": {
@@ -38,7 +42,6 @@ pub fn document() -> Value {
             "version": env!("CARGO_PKG_VERSION"),
             "description": "The local control plane of trainctl: submit kubeflow.org/v1 training jobs, follow them, suspend, resume and delete them. Every path but /healthz needs `Authorization: Bearer <token>` (the scheme's name in any case), the token being the state directory's server.token. Every error is the JSON body `{\"error\": \"...\", \"details\": [...]}`."
         },
-        "components": components(),
         "security": [{ "token": [] }],
         "paths": {
             "/healthz": { "get": { "summary": "Liveness", "security": [],
@@ -108,15 +111,54 @@ pub fn document() -> Value {
             }
         }
     });
+    let mut more = quota_paths(&mut schemas);
+    more.extend(dashboard::paths(&job_path, &mut schemas));
     if let Some(paths) = document["paths"].as_object_mut() {
-        paths.extend(quota_paths().into_iter().chain(dashboard::paths(&job_path)));
+        paths.extend(more);
     }
+    document["components"] = schemas.components();
     document
 }
 
+/// The schemas of the API's types, generated as JSON Schema 2020-12 (what OpenAPI 3.1 takes),
+/// each named type once under `#/components/schemas`.
+struct Schemas(SchemaGenerator);
+
+impl Schemas {
+    /// No schema yet.
+    fn new() -> Schemas {
+        let settings = SchemaSettings::draft2020_12()
+            // The server writes these bodies: a field it leaves out when empty is not required.
+            .for_serialize()
+            .with(|settings| {
+                settings.definitions_path = "/components/schemas".into();
+                settings.meta_schema = None;
+            });
+        Schemas(settings.into_generator())
+    }
+
+    /// The schema of `T`: a `$ref` to its component for a named type.
+    fn of<T: JsonSchema>(&mut self) -> Value {
+        self.0.subschema_for::<T>().to_value()
+    }
+
+    /// The components: the token's security scheme, and the schemas of the error envelope
+    /// (which every error answer refers to: [`error`]) and of every named type referred to so
+    /// far.
+    fn components(mut self) -> Value {
+        self.of::<ErrorBody>();
+        json!({
+            "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
+            "schemas": self.0.take_definitions(true),
+        })
+    }
+}
+
 /// The `ResourceQuota` paths.
-fn quota_paths() -> Map<String, Value> {
-    let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
+fn quota_paths(schemas: &mut Schemas) -> Map<String, Value> {
+    let quota = schemas.of::<ResourceQuota>();
+    let listed = schemas.of::<Items<ResourceQuota>>();
+    let deleted = schemas.of::<Deleted<ResourceQuota>>();
     let quota_path = [
         namespace("path", "The quota's namespace"),
         json!({ "name": "name", "in": "path", "required": true, "description": "The quota's name",
@@ -125,18 +167,16 @@ fn quota_paths() -> Map<String, Value> {
     let paths = json!({
             "/api/v1/resourcequotas": {
                 "get": with(operation("List ResourceQuotas, with what their namespaces use (status.used)", json!({
-                        "200": json_body("The quotas", json!({ "type": "object", "required": ["items"],
-                            "properties": { "items": { "type": "array", "items": quota } } })),
+                        "200": json_body("The quotas", listed),
                         "400": error("The namespace is not a DNS-1123 label") })),
                     json!({ "parameters": [namespace("query", "Only this namespace")] }))
             },
             "/api/v1/namespaces/{namespace}/resourcequotas/{name}": {
                 "parameters": quota_path,
                 "get": operation("One ResourceQuota, with what its namespace uses", json!({
-                    "200": json_body("The quota", quota.clone()), "404": error("No such quota") })),
+                    "200": json_body("The quota", quota), "404": error("No such quota") })),
                 "delete": operation("Remove the quota: its namespace's jobs are held by it no more", json!({
-                    "200": json_body("The quota as it was", json!({ "type": "object", "required": ["deleted"],
-                        "properties": { "deleted": quota } })),
+                    "200": json_body("The quota as it was", deleted),
                     "404": error("No such quota") }))
             }
     });
@@ -146,29 +186,6 @@ fn quota_paths() -> Map<String, Value> {
     }
 }
 
-/// The answer to a submission: the claims bound, the quotas, ConfigMaps and Secrets applied,
-/// then the jobs recorded.
-fn submitted(view: &Value) -> Value {
-    let quota = json!({ "$ref": "#/components/schemas/ResourceQuota" });
-    let object = |kind: &str| {
-        json!({ "type": "array", "description": format!("The manifest's {kind}s applied, in file order: named, never their data"),
-            "items": { "type": "object", "required": ["action", "namespace", "name"], "properties": {
-                "action": { "type": "string", "enum": ["created", "configured"] },
-                "namespace": { "type": "string" }, "name": { "type": "string" } } } })
-    };
-    json_body(
-        "Recorded and queued: the claims bound first, then the manifest's ResourceQuotas applied, then its ConfigMaps and Secrets, then its jobs",
-        json!({ "type": "object", "required": ["jobs"], "properties": {
-            "configMaps": object("ConfigMap"), "secrets": object("Secret"),
-            "resourceQuotas": { "type": "array", "items": { "type": "object", "required": ["action", "quota"], "properties": {
-                "action": { "type": "string", "enum": ["created", "configured"] }, "quota": quota } } },
-            "claims": { "type": "array", "items": { "type": "object", "required": ["namespace", "name", "path"], "properties": {
-                "namespace": { "type": "string" }, "name": { "type": "string" }, "path": { "type": "string" },
-                "previous": { "type": "string", "description": "The directory the claim was bound to before, when another" } } } },
-            "jobs": { "type": "array", "items": view } } }),
-    )
-}
-
 /// A JSON answer: its description and its schema.
 #[expect(
     clippy::needless_pass_by_value,
@@ -176,47 +193,6 @@ fn submitted(view: &Value) -> Value {
 )]
 fn json_body(description: &str, schema: Value) -> Value {
     json!({ "description": description, "content": { "application/json": { "schema": schema } } })
-}
-
-/// The security scheme and the schemas: the error envelope, and a job's view.
-fn components() -> Value {
-    json!({
-        "securitySchemes": { "token": { "type": "http", "scheme": "bearer" } },
-        "schemas": {
-            "Error": { "type": "object", "required": ["error", "details"], "properties": {
-                "error": { "type": "string" },
-                "details": { "type": "array", "items": { "type": "string" } } } },
-            "ResourceQuota": { "type": "object", "required": ["apiVersion", "kind", "metadata", "spec"],
-                "description": "A v1 ResourceQuota; status.hard and status.used as the server counts them",
-                "properties": {
-                    "apiVersion": { "type": "string", "const": "v1" },
-                    "kind": { "type": "string", "const": "ResourceQuota" },
-                    "metadata": { "type": "object" }, "spec": { "type": "object" },
-                    "status": { "type": "object", "properties": {
-                        "hard": { "type": "object", "additionalProperties": { "type": "string" } },
-                        "used": { "type": "object", "additionalProperties": { "type": "string" } } } } } },
-            "JobView": { "type": "object", "required": ["namespace", "name", "kind", "uid", "state", "waiting", "created", "finished", "job", "replicas", "events"], "properties": {
-                "namespace": { "type": "string" }, "name": { "type": "string" },
-                "kind": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"] },
-                "uid": { "type": "string" },
-                "state": { "type": "string", "enum": ["Pending", "Created", "Running", "Restarting", "Suspended", "Succeeded", "Failed", "Lost"] },
-                "waiting": { "type": ["string", "null"] },
-                "created": { "type": "string", "format": "date-time" },
-                "finished": { "type": "boolean" },
-                "job": { "type": "object", "description": "The whole kubeflow.org/v1 object, status included" },
-                "replicas": { "type": "array", "items": { "type": "object", "properties": {
-                    "name": { "type": "string" }, "type": { "type": "string" }, "index": { "type": "integer" },
-                    "state": { "type": "string", "enum": ["Pending", "Running", "CrashLoopBackOff", "Succeeded", "Failed", "Stopped", "Suspended"] },
-                    "pid": { "type": ["integer", "null"] }, "port": { "type": ["integer", "null"] },
-                    "gpus": { "type": "array", "items": { "type": "integer" } },
-                    "restarts": { "type": "integer" }, "exitCode": { "type": ["integer", "null"] },
-                    "started": { "type": ["string", "null"], "format": "date-time" },
-                    "finished": { "type": ["string", "null"], "format": "date-time" } } } },
-                "events": { "type": "array", "items": { "type": "object", "properties": {
-                    "time": { "type": "string", "format": "date-time" }, "type": { "type": "string" },
-                    "reason": { "type": "string" }, "message": { "type": "string" } } } } } }
-        }
-    })
 }
 
 /// An operation needing the token: its `responses`, with `400` and `401` added.

@@ -10,10 +10,6 @@ mod coordinate;
 mod dashboard;
 mod quotas;
 
-pub use claims::ClaimBound;
-pub use companions::ObjectApplied;
-pub use quotas::QuotaApplied;
-
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,7 +36,7 @@ use crate::journal::{self, Journal};
 use crate::metrics::Metrics;
 use crate::queue::{Queue, Waiting};
 use crate::quotas::charge_of;
-use crate::view::{JobView, Submitted};
+use crate::view::{JobView, Submitted, job_view};
 
 /// How the server runs jobs.
 #[derive(Debug, Clone)]
@@ -393,12 +389,7 @@ impl Supervisor {
         let replicas = store.replicas(&record.uid)?;
         let events = store.events(&record.uid)?;
         drop(store);
-        Ok(JobView::of(
-            &record,
-            &replicas,
-            &events,
-            self.waiting(&record),
-        ))
+        Ok(job_view(&record, &replicas, &events, self.waiting(&record)))
     }
 
     /// Every job (of a namespace, of a kind), oldest first, without events.
@@ -548,7 +539,7 @@ impl Supervisor {
 
     fn view_of(&self, record: &JobRecord) -> Result<JobView, SupervisorError> {
         let replicas = self.store().replicas(&record.uid)?;
-        Ok(JobView::of(record, &replicas, &[], self.waiting(record)))
+        Ok(job_view(record, &replicas, &[], self.waiting(record)))
     }
 
     /// Why a queued job waits: its namespace's quota, the jobs ahead of it and what keeps it

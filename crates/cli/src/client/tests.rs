@@ -93,17 +93,25 @@ const MNIST: JobPath<'static> = JobPath {
     name: "mnist",
 };
 
-fn view(state: &str) -> String {
-    format!(
-        r#"{{"namespace": "team-a", "name": "mnist", "kind": "TFJob", "state": "{state}", "replicas": []}}"#
-    )
+/// The JSON the server sends of [`mnist`].
+fn view(state: &'static str) -> String {
+    serde_json::to_string(&mnist(state)).expect("a JobView is JSON")
 }
 
-fn mnist(state: &str) -> JobView {
+/// The job `team-a/mnist` as the server shows it.
+fn mnist(state: &'static str) -> JobView {
     JobView {
-        kind: "TFJob".to_owned(),
+        namespace: "team-a".to_owned(),
         name: "mnist".to_owned(),
-        state: state.to_owned(),
+        kind: "TFJob",
+        uid: "4f1c0c9e-1111-4222-8333-944455556666".to_owned(),
+        state,
+        waiting: None,
+        created: "2024-05-01T12:00:00Z".parse().expect("a time"),
+        finished: false,
+        job: serde_json::json!({ "apiVersion": "kubeflow.org/v1", "kind": "TFJob" }),
+        replicas: Vec::new(),
+        events: Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
+use trainctl_server_api::{DashboardInfo, Items, LoginCode, Source};
 
 use super::errors::failed;
 use super::{Api, JobPath};
@@ -16,12 +16,12 @@ use crate::curves::{Curves, DEFAULT_POINTS, MAX_POINTS};
 
 /// What the dashboard shows and may do with this server: its curves and actions.
 pub async fn info() -> Response {
-    Json(json!({
-        "source": "local",
-        "curves": true,
-        "actions": true,
-        "version": env!("CARGO_PKG_VERSION"),
-    }))
+    Json(DashboardInfo {
+        source: Source::Local,
+        curves: true,
+        actions: true,
+        version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+    })
     .into_response()
 }
 
@@ -31,7 +31,10 @@ pub async fn issue_code(State(api): State<Api>) -> Response {
     let code = api.codes.issue(CODE_LIFETIME);
     (
         StatusCode::CREATED,
-        Json(json!({ "code": code, "expiresInSeconds": CODE_LIFETIME.as_secs() })),
+        Json(LoginCode {
+            code,
+            expires_in_seconds: CODE_LIFETIME.as_secs(),
+        }),
     )
         .into_response()
 }
@@ -39,7 +42,7 @@ pub async fn issue_code(State(api): State<Api>) -> Response {
 /// `GET /api/v1/job-summaries`: every job in one line, oldest first.
 pub async fn summaries(State(api): State<Api>) -> Response {
     match api.supervisor.summaries() {
-        Ok(items) => Json(json!({ "items": items })).into_response(),
+        Ok(items) => Json(Items { items }).into_response(),
         Err(failure) => failed(&failure),
     }
 }

@@ -8,7 +8,7 @@ use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use trainctl_server_api::ErrorBody;
 
 use crate::supervisor::SupervisorError;
 
@@ -19,7 +19,10 @@ const MAX_PLAIN_ERROR: usize = 64 * 1024;
 pub(super) fn error(status: StatusCode, message: &str, details: &[String]) -> Response {
     (
         status,
-        Json(json!({ "error": message, "details": details })),
+        Json(ErrorBody {
+            error: message.to_owned(),
+            details: details.to_vec(),
+        }),
     )
         .into_response()
 }

@@ -7,8 +7,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 use trainctl_api::manifest::check_namespace;
+use trainctl_server_api::{Deleted, Items};
 
 use super::errors::{error, failed};
 use super::{Api, query_namespace};
@@ -44,7 +44,7 @@ pub(super) async fn list(State(api): State<Api>, Query(query): Query<QuotaListQu
         return *response;
     }
     match api.supervisor.quotas(query.namespace.as_deref()) {
-        Ok(items) => Json(json!({ "items": items })).into_response(),
+        Ok(items) => Json(Items { items }).into_response(),
         Err(failure) => failed(&failure),
     }
 }
@@ -64,7 +64,7 @@ pub(super) async fn delete(State(api): State<Api>, Path(path): Path<QuotaPath>) 
         return *response;
     }
     match api.supervisor.delete_quota(&path.namespace, &path.name) {
-        Ok(quota) => Json(json!({ "deleted": quota })).into_response(),
+        Ok(quota) => Json(Deleted { deleted: quota }).into_response(),
         Err(failure) => failed(&failure),
     }
 }

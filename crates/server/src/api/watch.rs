@@ -10,6 +10,7 @@ use std::time::Duration;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde_json::json;
+use trainctl_server_api::Items;
 
 use super::dashboard::ScalarsQuery;
 use super::errors::failed;
@@ -29,7 +30,7 @@ pub async fn summaries(State(api): State<Api>) -> Response {
         let (supervisor, memo) = (Arc::clone(&supervisor), Arc::clone(&memo));
         Box::pin(async move {
             memo.get(version, move || match supervisor.summaries() {
-                Ok(items) => Next::Data("jobs", json!({ "items": items }).to_string()),
+                Ok(items) => Next::Data("jobs", json!(Items { items }).to_string()),
                 Err(failure) => trouble(&failure),
             })
             .await

@@ -5,26 +5,11 @@
 use std::collections::BTreeSet;
 
 use jiff::Timestamp;
-use serde::Serialize;
 use trainctl_local::claims::{self, BindError, VolumeBinding};
 use trainctl_local::store::JobRecord;
+use trainctl_server_api::ClaimBound;
 
 use super::{Supervisor, SupervisorError};
-
-/// A claim a submission bound, as the API answers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClaimBound {
-    /// The claim's namespace.
-    pub namespace: String,
-    /// The claim's name.
-    pub name: String,
-    /// The directory it is bound to now.
-    pub path: String,
-    /// The directory it was bound to before, when another.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous: Option<String>,
-}
 
 impl Supervisor {
     /// Binds the claims `volumes` names, before the jobs `records` are recorded: a claim that

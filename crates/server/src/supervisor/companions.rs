@@ -10,25 +10,14 @@
 //! data goes to the store only; answers and the server's log name objects, never their data.
 
 use jiff::Timestamp;
-use serde::Serialize;
 use trainctl_api::TrainingJob;
 use trainctl_api::manifest::{Companion, check_namespace};
 use trainctl_local::kubelet::references::job_references;
 use trainctl_local::runner::new_record;
 use trainctl_local::store::JobRecord;
+use trainctl_server_api::ObjectApplied;
 
 use super::{Supervisor, SupervisorError};
-
-/// A ConfigMap or Secret a submission applied, as the API answers it: by name, never its data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ObjectApplied {
-    /// `created` or `configured`, as kubectl says.
-    pub action: &'static str,
-    /// Its namespace.
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
 
 /// What [`Supervisor::apply_companions`] applied, in file order.
 #[derive(Debug, Default)]

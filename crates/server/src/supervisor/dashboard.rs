@@ -11,6 +11,7 @@ use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState};
 use super::{Supervisor, SupervisorError};
 use crate::view::{
     Amounts, GpuHolder, GpuView, HolderView, JobRef, JobSummary, MachineView, QueuedView,
+    job_summary,
 };
 
 impl Supervisor {
@@ -25,7 +26,7 @@ impl Supervisor {
             .iter()
             .map(|record| {
                 let replicas = replicas.get(&record.uid).map_or(&[][..], Vec::as_slice);
-                JobSummary::of(record, replicas, self.waiting(record), self.place(record))
+                job_summary(record, replicas, self.waiting(record), self.place(record))
             })
             .collect())
     }

@@ -3,21 +3,11 @@
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ResourceQuota;
-use serde::Serialize;
 use trainctl_api::quota::Quota;
+use trainctl_server_api::QuotaApplied;
 
 use super::{Supervisor, SupervisorError};
 use crate::quotas::{charge_of, with_status};
-
-/// What applying a quota did, as the API answers it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QuotaApplied {
-    /// `created` or `configured`, as kubectl says.
-    pub action: &'static str,
-    /// The quota, with what its namespace uses.
-    pub quota: ResourceQuota,
-}
 
 impl Supervisor {
     /// Gives the queue every recorded quota (at start).

@@ -1,10 +1,13 @@
 //! This machine as the dashboard's Machine page shows it: [`MachineView`].
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{Word, words};
 
 /// The capacity the server admits jobs against, what the admitted jobs hold of it, which
 /// replica holds each GPU, and the queue.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MachineView {
     /// What the machine offers.
     pub capacity: Amounts,
@@ -19,7 +22,7 @@ pub struct MachineView {
 }
 
 /// CPU, memory and GPUs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Amounts {
     /// CPU in millicores.
@@ -31,20 +34,24 @@ pub struct Amounts {
 }
 
 /// A job, as the machine's lists name it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JobRef {
     /// `metadata.namespace`.
     pub namespace: String,
     /// `metadata.name`.
     pub name: String,
     /// The kind, as in manifests (`TFJob`).
-    pub kind: &'static str,
+    #[serde(deserialize_with = "words::kind")]
+    #[schemars(schema_with = "words::kind_schema")]
+    pub kind: Word,
     /// The kind's plural, as the API's paths name it (`tfjobs`).
-    pub plural: &'static str,
+    #[serde(deserialize_with = "words::plural")]
+    #[schemars(schema_with = "words::plural_schema")]
+    pub plural: Word,
 }
 
 /// One GPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuView {
     /// Its index, as `CUDA_VISIBLE_DEVICES` names it.
     pub index: u32,
@@ -53,7 +60,7 @@ pub struct GpuView {
 }
 
 /// What holds a GPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GpuHolder {
     /// The job.
     #[serde(flatten)]
@@ -64,7 +71,7 @@ pub struct GpuHolder {
 }
 
 /// A job that holds resources.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HolderView {
     /// The job.
@@ -79,7 +86,7 @@ pub struct HolderView {
 }
 
 /// A job waiting in the queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct QueuedView {
     /// 1 for the next to be admitted; none for a job its namespace's quota holds.
     pub position: Option<u32>,
