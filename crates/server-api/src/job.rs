@@ -45,7 +45,11 @@ impl JobView {
     /// `tfjob.kubeflow.org/mnist`, as kubectl names a resource.
     #[must_use]
     pub fn resource(&self) -> String {
-        format!("{}.kubeflow.org/{}", self.kind.to_lowercase(), self.name)
+        match self.kind.parse::<trainctl_api::JobKind>() {
+            Ok(kind) => kind.qualified_name(&self.name),
+            // Decoding accepts only the kinds' words: this is never reached.
+            Err(_) => format!("{}/{}", self.kind.to_lowercase(), self.name),
+        }
     }
 }
 
