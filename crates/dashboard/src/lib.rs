@@ -1,82 +1,127 @@
 //! The web dashboard of trainctl: its pages (Jobs, Job, Curves, Machine), written in `web/src`
-//! with Preact, htm and uPlot, bundled by esbuild when this crate is built (`build.rs`) and
-//! embedded in the binary, so that it works offline with nothing installed beside it.
+//! as plain JavaScript modules with Preact, htm and uPlot, embedded in the binary so that it
+//! works offline with nothing installed beside it. Building it needs only cargo: nothing is
+//! compiled or bundled, the browser loads the modules as they are.
 //!
-//! [`router`] serves them: `/` the page, `/assets/*` its script and style under content-hashed
-//! names. None of them holds data: the page asks the API for everything, with the token it was
+//! The three packages are vendored in `web/vendor` unmodified, as npm's registry publishes them,
+//! each with its licence; `web/vendor/manifest.txt` names the tarball each file came from and
+//! its sha256. `scripts/vendor-dashboard` fetches them again (after a version is changed there)
+//! and, with `--check`, verifies them against the registry (CI runs it); `build.rs` refuses a
+//! vendored file that differs from its manifest.
+//!
+//! [`router`] serves them: `/` the page (`index.html`, written by `build.rs`), `/assets/src/*`
+//! our modules and style sheets, `/assets/vendor/*` the packages' files, and
+//! `/assets/licenses.txt` the packages' licences. The page names each file under its version
+//! (`?v=` and the start of its sha256), its style sheets by `<link>`, its modules through an
+//! import map that also maps each module's plain address to its versioned one: a module
+//! imported by a relative path (`./html.js`) is therefore fetched under its current version too.
+//! A file asked for under its current version may be cached for good; otherwise (the page, the
+//! licences, a plain or stale address) it is `no-cache`, and every response has an `ETag`. The
+//! Content-Security-Policy allows no script but ours and, by its hash, the inline import map.
+//!
+//! None of these files holds data: the page asks the API for everything, with the token it was
 //! given in its address (`/#token=...`), so these routes need no token.
 
 use axum::Router;
-use axum::extract::Path;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{Path, RawQuery};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-/// A file of the built dashboard.
+/// A file of the dashboard.
 #[derive(Debug)]
 pub struct Asset {
-    /// Where it is served (`/index.html`, `/assets/main-HASH.js`).
+    /// Where it is served (`/index.html` is served at `/`, the others at their path:
+    /// `/assets/src/main.js`).
     pub path: &'static str,
+    /// The first 16 hex digits of its sha256: the page names it as `PATH?v=VERSION`.
+    pub version: &'static str,
     /// Its content.
     pub bytes: &'static [u8],
 }
 
 include!(concat!(env!("OUT_DIR"), "/assets.rs"));
 
-/// What the page may load and do: its own scripts and styles and the API, nothing else; no
-/// frame may hold it.
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-     style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
-     base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/// What the page may load and do: its own scripts (and the inline import map, by its hash),
+/// styles and the API, nothing else; no frame may hold it. uPlot sets inline styles.
+const CONTENT_SECURITY_POLICY: &str = concat!(
+    "default-src 'none'; script-src 'self' '",
+    import_map_hash!(),
+    "'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+     base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+);
 
-/// The licences of the bundled packages: the one asset whose name has no hash.
-const LICENSES: &str = "/assets/licenses.txt";
+/// How a file asked for under its current version may be cached: for good.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
-/// The built file served at `path`, if any.
+/// The file served at `path`, if any.
 #[must_use]
 pub fn asset(path: &str) -> Option<&'static Asset> {
     ASSETS.iter().find(|asset| asset.path == path)
 }
 
-/// The routes of the dashboard: `/` and `/assets/{file}`.
+/// The routes of the dashboard: `/` and `/assets/{*path}`.
 pub fn router<S>() -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
     Router::new()
         .route("/", get(page))
-        .route("/assets/{file}", get(file))
+        .route("/assets/{*path}", get(file))
 }
 
-async fn page() -> Response {
+async fn page(headers: HeaderMap) -> Response {
     match asset("/index.html") {
-        Some(index) => served(index, "no-cache"),
+        Some(index) => served(index, None, &headers),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
 
-async fn file(Path(file): Path<String>) -> Response {
-    match asset(&format!("/assets/{file}")) {
-        Some(found) if found.path == LICENSES => served(found, "no-cache"),
-        // The other names change with their content: a browser may keep them for good.
-        Some(found) => served(found, "public, max-age=31536000, immutable"),
+async fn file(Path(path): Path<String>, RawQuery(query): RawQuery, headers: HeaderMap) -> Response {
+    match asset(&format!("/assets/{path}")) {
+        Some(found) => served(found, query.as_deref(), &headers),
         None => (
             StatusCode::NOT_FOUND,
             [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            format!("no dashboard file /assets/{file}\n"),
+            format!("no dashboard file /assets/{path}\n"),
         )
             .into_response(),
     }
 }
 
-fn served(asset: &'static Asset, cache: &'static str) -> Response {
+/// `asset`, asked for with `query` and `headers`: `304 Not Modified` when the browser's copy
+/// (`If-None-Match`) is current.
+fn served(asset: &'static Asset, query: Option<&str>, headers: &HeaderMap) -> Response {
+    // Only the address naming the current version may be kept for good: a plain or stale one
+    // is checked again each time.
+    let current = query.and_then(|query| query.strip_prefix("v=")) == Some(asset.version);
+    let cache = if current { IMMUTABLE } else { "no-cache" };
+    let etag =
+        HeaderValue::try_from(format!("\"{}\"", asset.version)).expect("a version is hex digits");
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|tag| {
+            let tag = tag.trim();
+            tag == "*" || tag.trim_start_matches("W/") == etag
+        });
+    let status = if fresh {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::OK
+    };
+    let body = if fresh { &[][..] } else { asset.bytes };
     (
+        status,
         [
             (
                 header::CONTENT_TYPE,
                 HeaderValue::from_static(content_type(asset.path)),
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static(cache)),
+            (header::ETAG, etag),
             (
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static(CONTENT_SECURITY_POLICY),
@@ -90,12 +135,12 @@ fn served(asset: &'static Asset, cache: &'static str) -> Response {
                 HeaderValue::from_static("no-referrer"),
             ),
         ],
-        asset.bytes,
+        body,
     )
         .into_response()
 }
 
-/// The media type of a built file, by its extension.
+/// The media type of a file, by its extension.
 fn content_type(path: &str) -> &'static str {
     match path.rsplit_once('.').map(|(_, extension)| extension) {
         Some("html") => "text/html; charset=utf-8",
@@ -106,92 +151,4 @@ fn content_type(path: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use axum::body::{Body, to_bytes};
-    use axum::http::Request;
-    use tower::ServiceExt;
-
-    use super::*;
-
-    async fn fetch(path: &str) -> (StatusCode, Vec<(String, String)>, String) {
-        let response = router::<()>()
-            .oneshot(Request::get(path).body(Body::empty()).expect("request"))
-            .await
-            .expect("response");
-        let status = response.status();
-        let headers = response
-            .headers()
-            .iter()
-            .map(|(name, value)| (name.to_string(), value.to_str().unwrap_or("").to_owned()))
-            .collect();
-        let body = to_bytes(response.into_body(), usize::MAX)
-            .await
-            .expect("body");
-        (status, headers, String::from_utf8_lossy(&body).into_owned())
-    }
-
-    fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
-        headers
-            .iter()
-            .find(|(key, _)| key == name)
-            .map_or("", |(_, value)| value)
-    }
-
-    #[tokio::test]
-    async fn the_page_names_its_hashed_script_and_style_which_are_served() {
-        let (status, headers, page) = fetch("/").await;
-        assert_eq!(status, StatusCode::OK);
-        assert_eq!(header(&headers, "content-type"), "text/html; charset=utf-8");
-        assert_eq!(header(&headers, "cache-control"), "no-cache");
-        assert!(header(&headers, "content-security-policy").contains("frame-ancestors 'none'"));
-        for (extension, media) in [(".js", "text/javascript"), (".css", "text/css")] {
-            let start = page
-                .find("/assets/main-")
-                .expect("an asset named in the page");
-            let rest = &page[start..];
-            let path = rest
-                .split('"')
-                .find(|piece| piece.ends_with(extension))
-                .or_else(|| {
-                    page.split('"')
-                        .find(|piece| piece.starts_with("/assets/") && piece.ends_with(extension))
-                })
-                .expect("the asset of this kind");
-            let (status, headers, body) = fetch(path).await;
-            assert_eq!(status, StatusCode::OK, "{path}");
-            assert!(
-                header(&headers, "content-type").starts_with(media),
-                "{path}"
-            );
-            assert!(
-                header(&headers, "cache-control").contains("immutable"),
-                "{path}"
-            );
-            assert!(body.len() > 1_000, "{path} is {} bytes", body.len());
-        }
-    }
-
-    #[tokio::test]
-    async fn an_unknown_file_is_404_and_no_path_escapes_the_assets() {
-        for path in [
-            "/assets/nothing.js",
-            "/assets/..%2Fbuild.rs",
-            "/assets/%2e%2e",
-        ] {
-            let (status, _, _) = fetch(path).await;
-            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
-        }
-    }
-
-    #[test]
-    fn the_third_party_licences_are_embedded() {
-        let legal = ASSETS
-            .iter()
-            .find(|asset| asset.path == LICENSES)
-            .expect("the bundled packages' licences");
-        let text = String::from_utf8_lossy(legal.bytes);
-        for package in ["preact", "htm", "uplot"] {
-            assert!(text.contains(&format!("{package} ")), "{package} in {text}");
-        }
-    }
-}
+mod tests;

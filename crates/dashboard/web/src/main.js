@@ -1,13 +1,10 @@
 // The dashboard's entry point: takes the login code or the token from the address (`#code=...`,
-// `#token=...`), then renders the app into #app.
+// `#token=...`), then renders the app into #app. The page links the style sheets (styles/*.css and
+// uPlot's) itself.
 import { render } from "preact";
 import { authFailed, hasToken, takeCredentialsFromAddress } from "./api.js";
 import { App } from "./app.js";
 import { html } from "./html.js";
-import "./styles/base.css";
-import "./styles/controls.css";
-import "./styles/job.css";
-import "./styles/panes.css";
 
 await takeCredentialsFromAddress();
 if (!hasToken()) authFailed.set(true);

@@ -2,7 +2,6 @@
 // (step, wall time, or seconds since the run's first point). Updated in place (setData) when new
 // points come, resized with its container, re-created only when its runs, axis or theme change.
 import uPlot from "uplot";
-import "uplot/dist/uPlot.min.css";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { html } from "../html.js";
 import { markOnce } from "../marks.js";
