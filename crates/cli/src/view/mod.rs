@@ -6,7 +6,6 @@
 pub mod description;
 pub mod events;
 pub mod jobs;
-pub mod jsonpath;
 pub mod prefixed;
 pub mod progress;
 pub mod replicas;

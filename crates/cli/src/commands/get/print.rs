@@ -12,7 +12,7 @@ use crate::cli::{Format, GetArgs, GetFormat};
 use crate::selection::Selection;
 use crate::table::Table;
 use crate::view::jobs::{Columns, JobRow, table};
-use crate::view::jsonpath::{CustomColumns, Template, sort_order};
+use trainctl_jsonpath::{CustomColumns, Template, sort_order};
 use crate::{output, paint};
 
 /// One job to print: its row and its object.

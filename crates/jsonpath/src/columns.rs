@@ -84,7 +84,7 @@ mod tests {
     use serde_json::json;
 
     use super::CustomColumns;
-    use crate::view::jsonpath::tests::items;
+    use crate::tests::items;
 
     #[test]
     fn custom_columns() {

@@ -188,8 +188,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::{quantity, sort_order};
-    use crate::view::jsonpath::TemplateError;
-    use crate::view::jsonpath::tests::items;
+    use crate::TemplateError;
+    use crate::tests::items;
 
     /// `items` put in their [`sort_order`].
     fn sort_by(items: &mut [Value], path: &str) -> Result<(), TemplateError> {
