@@ -4,7 +4,7 @@
 //! Each corpus file says what it expects: `# expect: ` trailing comments in a YAML file, or the
 //! lines of a `.expect` file beside it (for JSON, which has no comments). An expectation that
 //! starts with a digit (`LINE:COL: PATH: message`) must start a diagnostic after `FILE:`; any
-//! other must appear in one. `crates/cli/tests/validate.rs` checks that `trainctl validate`
+//! other must appear in one. `crates/cli/tests/commands/validate.rs` checks that `trainctl validate`
 //! prints these diagnostics and exits 2.
 
 use std::path::{Path, PathBuf};

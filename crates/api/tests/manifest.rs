@@ -1,6 +1,6 @@
 //! Manifest loading (`trainctl_api::manifest`): files, bytes and text in; jobs, companions and
 //! `FILE:LINE:COL` diagnostics out. What `trainctl validate` prints is these diagnostics, one a
-//! line (`crates/cli/tests/validate.rs` checks the printing and the exit code).
+//! line (`crates/cli/tests/commands/validate.rs` checks the printing and the exit code).
 
 use std::path::{Path, PathBuf};
 

@@ -2,15 +2,13 @@
 //! curves from its event files, the event streams that carry each of them live, the token they
 //! all need, and `trainctl dashboard`.
 
-mod common;
-
 use std::time::Duration;
 
-use common::manifest::{Replicas, tfjob};
-use common::server::{Server, state};
-use common::sse::EventStream;
-use common::trainctl;
 use serde_json::Value;
+use trainctl_cli_harness::manifest::{Replicas, tfjob};
+use trainctl_cli_harness::server::{Server, state};
+use trainctl_cli_harness::sse::EventStream;
+use trainctl_cli_harness::trainctl;
 use trainctl_events::EventWriter;
 
 const SOON: Duration = Duration::from_secs(20);
@@ -364,7 +362,7 @@ fn the_server_prints_a_login_link_at_its_start_not_its_token() {
     use std::process::{Command, Stdio};
 
     let state = tempfile::tempdir().expect("temp dir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_trainctl"))
+    let mut child = Command::new(trainctl_cli_harness::binary())
         .arg("--state-dir")
         .arg(state.path())
         .args(["server", "--listen", "127.0.0.1:0"])

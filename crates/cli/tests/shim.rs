@@ -1,6 +1,9 @@
 //! The shim that starts a server's replicas (`trainctl __shim`,
 //! `trainctl_local::process::shim`), driven as a server drives it: through the reaper it is
 //! connected to.
+//!
+//! A test binary of its own: the reaper makes this process a subreaper that waits for every
+//! child, which would take the exit of the other tests' `trainctl` processes from them.
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +14,7 @@ use trainctl_local::process::{HelperCommand, Launch, Reaper, StartedProcess};
 
 fn shim_helper() -> HelperCommand {
     HelperCommand {
-        program: env!("CARGO_BIN_EXE_trainctl").into(),
+        program: trainctl_cli_harness::binary().into(),
         args: vec!["__shim".into()],
     }
 }

@@ -15,16 +15,14 @@
 //! ```
 
 mod browser;
-#[path = "../common/mod.rs"]
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use browser::Browser;
-use common::manifest::{Replicas, tfjob};
-use common::server::{Server, state};
 use serde_json::{Value, json};
+use trainctl_cli_harness::manifest::{Replicas, tfjob};
+use trainctl_cli_harness::server::{Server, state};
 
 fn submit(server: &Server, manifest: &str) {
     let (status, body) = server.request("POST", "/api/v1/jobs", Some(manifest));

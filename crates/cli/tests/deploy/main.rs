@@ -9,8 +9,6 @@
 //! the tool is installed (they stay here, at the top of the binary, where `.ci/run` picks them
 //! by name: `helm_*`, `kustomize_*`).
 
-#[path = "../common/mod.rs"]
-mod common;
 mod dashboard;
 mod manifests;
 mod rbac;
@@ -19,7 +17,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::trainctl;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
@@ -28,6 +25,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use trainctl_api::JobKind;
+use trainctl_cli_harness::trainctl;
 use trainctl_engine::objects::{BuildOptions, build_objects};
 
 /// The namespace the plain manifests install into, as the Kubeflow training operator's do.

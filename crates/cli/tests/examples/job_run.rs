@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::support::{Run, signal};
+use trainctl_cli_harness::{Run, signal};
 
 /// How long one job may take before the test kills `trainctl` and fails: several times what
 /// the slowest of them (MWMS with a kill and three restarts, ~50 s) takes on a busy 2-core box.

@@ -12,8 +12,8 @@ use crate::cli::{Format, GetArgs, GetFormat};
 use crate::selection::Selection;
 use crate::table::Table;
 use crate::view::jobs::{Columns, JobRow, table};
-use trainctl_jsonpath::{CustomColumns, Template, sort_order};
 use crate::{output, paint};
+use trainctl_jsonpath::{CustomColumns, Template, sort_order};
 
 /// One job to print: its row and its object.
 #[derive(Debug)]
