@@ -1,9 +1,8 @@
-//! A job a command names, in a namespace, and finding it in the state database.
+//! A job a command names, in a namespace, and the errors that say it is not there.
 
 use anyhow::Context;
 use trainctl_api::JobKind;
 use trainctl_api::kind::UnknownKind;
-use trainctl_local::store::{JobRecord, Store};
 
 use crate::cli::JobArgs;
 
@@ -49,20 +48,6 @@ impl<'a> Target<'a> {
         })
     }
 
-    /// The job named, or `None` when there is none; an error when several kinds have a job of
-    /// that name and no kind was given. `command` is the subcommand, for the hint.
-    pub fn find(&self, store: &Store, command: &str) -> anyhow::Result<Option<JobRecord>> {
-        let mut records = store.job(self.namespace, self.kind, self.name)?;
-        match records.len() {
-            0 => Ok(None),
-            1 => Ok(Some(records.remove(0))),
-            _ => {
-                let kinds: Vec<JobKind> = records.iter().map(|r| r.kind).collect();
-                Err(self.ambiguous(&kinds, command))
-            }
-        }
-    }
-
     /// The error for a name that jobs of several `kinds` have. `command` is the subcommand (with
     /// its global flags), for the hint.
     pub fn ambiguous(&self, kinds: &[JobKind], command: &str) -> anyhow::Error {
@@ -73,28 +58,6 @@ impl<'a> Target<'a> {
             kinds.join(", "),
             self.name
         )
-    }
-
-    /// The job named; an error when there is none (saying in which other namespaces a job of
-    /// that name is), or several.
-    pub fn get(&self, store: &Store, command: &str) -> anyhow::Result<JobRecord> {
-        match self.find(store, command)? {
-            Some(record) => Ok(record),
-            None => Err(self.not_found_in(store, Some("trainctl get"))?),
-        }
-    }
-
-    /// The error for a job that does not exist in its namespace, with the namespaces of the
-    /// jobs of that name (and kind, when given) in the store; `see` is the command that lists
-    /// jobs, to point at (none from that command itself).
-    pub fn not_found_in(&self, store: &Store, see: Option<&str>) -> anyhow::Result<anyhow::Error> {
-        let elsewhere: Vec<String> = store
-            .jobs(None, self.kind)?
-            .into_iter()
-            .filter(|record| record.name == self.name)
-            .map(|record| record.namespace)
-            .collect();
-        Ok(self.not_found_elsewhere(see, &elsewhere))
     }
 
     /// The error for a job that does not exist.

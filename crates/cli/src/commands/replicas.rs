@@ -9,6 +9,7 @@ use anyhow::bail;
 use jiff::Timestamp;
 use trainctl_local::store::{JobRecord, ReplicaRecord, Store};
 
+use crate::backend::local::records;
 use crate::cli::{JobName, ReplicasArgs, ReplicasFormat};
 use crate::paint;
 use crate::state::state_dir;
@@ -33,7 +34,7 @@ pub fn named_jobs(
             name: &job.name,
             namespace,
         };
-        return Ok(vec![target.get(store, command)?]);
+        return Ok(vec![records::get(store, &target, command)?]);
     }
     let mut jobs = store.jobs(None, job.kind)?;
     jobs.retain(|record| record.name == job.name);

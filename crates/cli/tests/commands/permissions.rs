@@ -368,7 +368,11 @@ fn the_shim_hangs_up_on_another_user_even_through_an_open_socket() {
     .expect("copy the test binary");
     set_mode(&probe_binary, 0o755);
     let probe = Command::new(&probe_binary)
-        .args(["--exact", "permissions::probe_client_as_another_user", "--nocapture"])
+        .args([
+            "--exact",
+            "permissions::probe_client_as_another_user",
+            "--nocapture",
+        ])
         .env_clear()
         .env(PROBE_SOCKET, &socket)
         .env(PROBE_MARKER, &marker)

@@ -4,6 +4,7 @@
 
 pub mod claims;
 mod progress;
+pub mod records;
 
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
@@ -86,7 +87,7 @@ impl Local {
     fn path<'a>(&self, target: &Target<'a>, command: &str) -> anyhow::Result<JobPath<'a>> {
         let kind = match target.kind {
             Some(kind) => kind,
-            None => target.get(self.store()?, command)?.kind,
+            None => records::get(self.store()?, target, command)?.kind,
         };
         Ok(JobPath {
             namespace: target.namespace,
@@ -99,7 +100,7 @@ impl Local {
     /// left running is stopped first.
     fn delete_without_server(&self, target: &Target<'_>) -> anyhow::Result<String> {
         let mut store = Store::open(&self.dir)?;
-        let record = target.get(&store, "delete")?;
+        let record = records::get(&store, target, "delete")?;
         let stopped = remove_unowned_job(&mut store, &record)?;
         let processes = match stopped {
             0 => String::new(),
@@ -175,9 +176,7 @@ impl Jobs for Local {
 
     async fn not_found(&self, target: &Target<'_>, see: Option<&str>) -> anyhow::Error {
         match self.store() {
-            Ok(store) => target
-                .not_found_in(store, see)
-                .unwrap_or_else(|error| error),
+            Ok(store) => records::not_found(store, target, see).unwrap_or_else(|error| error),
             Err(error) => error,
         }
     }

@@ -13,6 +13,7 @@ use super::pod::job_of_pod;
 use super::tail::{Style, Tail};
 use super::{Logs, prefix, replica_of_pod, wanted, width};
 use crate::backend::Local;
+use crate::backend::local::records;
 use crate::cli::LogsArgs;
 use crate::target::Target;
 
@@ -104,7 +105,7 @@ fn find(
     store: &Store,
     args: &LogsArgs,
 ) -> anyhow::Result<(JobRecord, Option<String>)> {
-    if let Some(record) = target.find(store, "logs")? {
+    if let Some(record) = records::find(store, target, "logs")? {
         return Ok((record, args.replica.clone()));
     }
     let slots_of = |record: &JobRecord| -> anyhow::Result<Vec<ReplicaSlot>> {

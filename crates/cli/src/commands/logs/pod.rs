@@ -4,6 +4,7 @@
 use trainctl_engine::ReplicaSlot;
 use trainctl_local::store::{JobRecord, Store};
 
+use crate::backend::local::records;
 use crate::target::Target;
 
 /// A job found by one of its pods' names, and the replica the name names.
@@ -28,7 +29,7 @@ pub fn job_of_pod(
             name: job_name,
             ..*target
         };
-        let Some(record) = named.find(store, "logs")? else {
+        let Some(record) = records::find(store, &named, "logs")? else {
             continue;
         };
         let slots = slots_of(&record)?;
