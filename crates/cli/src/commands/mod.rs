@@ -32,22 +32,24 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::backend::{Jobs, Local};
-use crate::cli::{Cli, Command, JobsArgs};
+use crate::cli::{Cli, ClusterArgs, Command, JobsArgs};
 use crate::cluster;
 use crate::selection::Selection;
 
 /// Runs the parsed command line; the exit code follows the CLI contract (docs/architecture.md §7).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if is_job_command(&cli.command) {
-        return job_command(cli);
-    }
-    if cli.cluster.enabled() {
-        match &cli.command {
+    let Cli {
+        state_dir,
+        cluster,
+        command,
+    } = cli;
+    if cluster.enabled() {
+        match &command {
             Command::Run(_) => anyhow::bail!(
                 "`trainctl run` runs a job on this machine and has no cluster mode; to run it on \
                  the cluster: trainctl --kube submit -f FILE"
             ),
-            Command::Dashboard(args) => return dashboard::in_cluster(args, &cli.cluster),
+            Command::Dashboard(args) => return dashboard::in_cluster(args, &cluster),
             Command::Server(_) => anyhow::bail!(
                 "`trainctl server` is this machine's control plane and has no cluster mode"
             ),
@@ -63,51 +65,35 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "`trainctl top` measures this machine and has no cluster mode; for a cluster's: \
                  kubectl top pod -l training.kubeflow.org/job-name=NAME"
             ),
-            // The others do not talk to a cluster: they work the same either way.
+            // The job commands work on the cluster; the others do not talk to one.
             _ => {}
         }
     }
-    let state = cli.state_dir.as_deref();
-    match cli.command {
-        Command::Validate(args) => validate::run(&args),
-        Command::Render(args) => render::run(&args),
-        Command::Crd(args) => crd::run(&args),
-        Command::Run(args) => run::run(&args, state),
-        Command::Server(args) => server::run(&args, state),
-        Command::Dashboard(args) => dashboard::run(&args, state),
-        Command::Operator(args) => operator::run(&args, &cli.cluster),
-        Command::Events(args) => events::run(&args, state),
-        Command::Top(args) => top::run(&args, state),
-        Command::Volumes(args) => volumes::run(&args, state),
-        Command::Completion(args) => completion::run(&args),
-        Command::Version(args) => version::run(&args, state, cli.cluster.enabled()),
-        Command::Watchdog => watchdog::run(),
-        Command::Shim(args) => shim::run(&args),
-        Command::Submit(_)
+    let state = state_dir.as_deref();
+    match command {
+        job @ (Command::Submit(_)
         | Command::Get(_)
         | Command::Describe(_)
         | Command::Logs(_)
         | Command::Delete(_)
         | Command::Wait(_)
         | Command::Suspend(_)
-        | Command::Resume(_) => unreachable!("the job commands are run by job_command"),
+        | Command::Resume(_)) => job_command(job, &cluster, state),
+        Command::Validate(args) => validate::run(&args),
+        Command::Render(args) => render::run(&args),
+        Command::Crd(args) => crd::run(&args),
+        Command::Run(args) => run::run(&args, state),
+        Command::Server(args) => server::run(&args, state),
+        Command::Dashboard(args) => dashboard::run(&args, state),
+        Command::Operator(args) => operator::run(&args, &cluster),
+        Command::Events(args) => events::run(&args, state),
+        Command::Top(args) => top::run(&args, state),
+        Command::Volumes(args) => volumes::run(&args, state),
+        Command::Completion(args) => completion::run(&args),
+        Command::Version(args) => version::run(&args, state, cluster.enabled()),
+        Command::Watchdog => watchdog::run(),
+        Command::Shim(args) => shim::run(&args),
     }
-}
-
-/// Whether `command` is a job command: one written once over [`Jobs`], on this machine or on a
-/// cluster.
-fn is_job_command(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Submit(_)
-            | Command::Get(_)
-            | Command::Describe(_)
-            | Command::Logs(_)
-            | Command::Delete(_)
-            | Command::Wait(_)
-            | Command::Suspend(_)
-            | Command::Resume(_)
-    )
 }
 
 /// What `args` name, in `namespace` for the jobs that name none (`command`, for the hints);
@@ -116,11 +102,16 @@ fn selection_of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> 
     Selection::read(&args.words, &args.files, args.namespace.as_deref())
 }
 
-/// Runs a job command on this machine's jobs, or (`--kube`) on the cluster's.
-fn job_command(cli: Cli) -> anyhow::Result<ExitCode> {
-    let in_cluster = cli.cluster.enabled();
+/// Runs a job command (written once over [`Jobs`]) on this machine's jobs, those of the state
+/// directory `state`, or (`--kube`) on the cluster's.
+fn job_command(
+    command: Command,
+    flags: &ClusterArgs,
+    state: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let in_cluster = flags.enabled();
     if in_cluster
-        && let Command::Submit(args) = &cli.command
+        && let Command::Submit(args) = &command
         && !args.volumes.is_empty()
     {
         anyhow::bail!(
@@ -130,7 +121,7 @@ fn job_command(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     // Checked before anything is looked up: an invalid manifest needs no cluster nor state
     // directory to say so.
-    let checked = match &cli.command {
+    let checked = match &command {
         Command::Submit(args) => match submit::check(args) {
             Ok(checked) => Some(checked),
             Err(code) => return Ok(code),
@@ -144,11 +135,11 @@ fn job_command(cli: Cli) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::new(io::stdout().lock());
     let result = runtime.block_on(async {
         if in_cluster {
-            let cluster = cluster::connect(&cli.cluster).await?;
-            on_backend(cli.command, checked, &cluster, &mut out).await
+            let cluster = cluster::connect(flags).await?;
+            on_backend(command, checked, &cluster, &mut out).await
         } else {
-            let local = Local::new(cli.state_dir.as_deref())?;
-            on_backend(cli.command, checked, &local, &mut out).await
+            let local = Local::new(state)?;
+            on_backend(command, checked, &local, &mut out).await
         }
     });
     out.flush()?;
