@@ -21,7 +21,7 @@ pub async fn run(
     if let Some(local) = jobs.local()
         && let Some(names) = super::quotas::asked(&args.words)
     {
-        return super::quotas::describe(names, args.namespace.as_deref(), local.flag());
+        return super::quotas::describe(names, args.namespace.as_deref(), local);
     }
     let selection = match selection_of(args)? {
         Ok(selection) => selection,

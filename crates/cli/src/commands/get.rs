@@ -30,17 +30,12 @@ pub async fn run(
                  training.kubeflow.org/job-name=NAME"
             );
         };
-        return super::replicas::run(&replicas, local.flag());
+        return super::replicas::run(&replicas, local);
     }
     if let Some(local) = jobs.local()
         && let Some(names) = super::quotas::asked(&args.words)
     {
-        return super::quotas::get(
-            names,
-            args.namespace.as_deref(),
-            args.all_namespaces,
-            local.flag(),
-        );
+        return super::quotas::get(names, args.namespace.as_deref(), args.all_namespaces, local);
     }
     let selection = match Selection::read(&args.words, &args.files, args.namespace.as_deref())? {
         Ok(selection) => selection,

@@ -4,13 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
 use k8s_openapi::api::core::v1::ResourceQuota;
 
+use crate::backend::Local;
 use crate::client::Client;
-use crate::state::state_dir;
 use crate::table::Table;
 
 /// The words that name quotas, as kubectl spells the resource.
@@ -28,11 +27,11 @@ pub fn get(
     names: &[String],
     namespace: Option<&str>,
     all_namespaces: bool,
-    state: Option<&Path>,
+    local: &Local,
 ) -> anyhow::Result<ExitCode> {
     let namespace = namespace.unwrap_or(crate::target::DEFAULT_NAMESPACE);
     let scope = (!all_namespaces).then_some(namespace);
-    let quotas = Client::find(&state_dir(state)?)?.quotas(scope)?;
+    let quotas = Client::find(local.dir())?.quotas(scope)?;
     let (shown, code) = named(quotas, names, namespace);
     if shown.is_empty() {
         if names.is_empty() {
@@ -62,9 +61,9 @@ pub fn get(
 pub fn describe(
     names: &[String],
     namespace: Option<&str>,
-    state: Option<&Path>,
+    local: &Local,
 ) -> anyhow::Result<ExitCode> {
-    let (namespace, client) = named_command("describe", names, namespace, state)?;
+    let (namespace, client) = named_command("describe", names, namespace, local)?;
     let quotas = client.quotas(Some(namespace))?;
     let (shown, code) = named(quotas, names, namespace);
     let texts: Vec<String> = shown.iter().map(description).collect();
@@ -76,9 +75,9 @@ pub fn describe(
 pub fn delete(
     names: &[String],
     namespace: Option<&str>,
-    state: Option<&Path>,
+    local: &Local,
 ) -> anyhow::Result<ExitCode> {
-    let (namespace, client) = named_command("delete", names, namespace, state)?;
+    let (namespace, client) = named_command("delete", names, namespace, local)?;
     let mut code = ExitCode::SUCCESS;
     for name in names {
         match client.delete_quota(namespace, name) {
@@ -98,13 +97,13 @@ fn named_command<'a>(
     command: &str,
     names: &[String],
     namespace: Option<&'a str>,
-    state: Option<&Path>,
+    local: &Local,
 ) -> anyhow::Result<(&'a str, Client)> {
     if names.is_empty() {
         anyhow::bail!("name the quota: `trainctl {command} quota NAME`");
     }
     let namespace = namespace.unwrap_or(crate::target::DEFAULT_NAMESPACE);
-    Ok((namespace, Client::find(&state_dir(state)?)?))
+    Ok((namespace, Client::find(local.dir())?))
 }
 
 /// The quotas `names` names (all when none), in that order; exit 1, said on stderr, for a name

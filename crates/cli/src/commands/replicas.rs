@@ -2,17 +2,16 @@
 //! `kubectl get pods` lists pods, selected by job and by their pods' labels (`-l`).
 
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use jiff::Timestamp;
 use trainctl_local::store::{JobRecord, ReplicaRecord, Store};
 
+use crate::backend::Local;
 use crate::backend::local::records;
 use crate::cli::{JobName, ReplicasArgs, ReplicasFormat};
 use crate::paint;
-use crate::state::state_dir;
 use crate::target::{DEFAULT_NAMESPACE, Target};
 use crate::view::replicas::{JobReplica, table};
 
@@ -50,9 +49,8 @@ pub fn named_jobs(
 
 /// Lists the replicas; an error when the job named does not exist. No replica is no error
 /// (exit 0), as kubectl says of an empty list.
-pub fn run(args: &ReplicasArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let store = Store::open(&state_dir(state)?)?;
-    match listing(args, &store, Timestamp::now())? {
+pub fn run(args: &ReplicasArgs, local: &Local) -> anyhow::Result<ExitCode> {
+    match listing(args, local.store()?, Timestamp::now())? {
         Listing::Table(table) => io::stdout().lock().write_all(table.as_bytes())?,
         Listing::Empty(message) => eprintln!("{message}"),
     }

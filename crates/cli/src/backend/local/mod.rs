@@ -33,8 +33,6 @@ const WAIT_POLL: Duration = Duration::from_millis(100);
 /// The jobs of this machine's state directory.
 #[derive(Debug)]
 pub struct Local {
-    /// `--state-dir`, as given.
-    flag: Option<PathBuf>,
     /// The state directory, made ready.
     dir: PathBuf,
     /// Its database, opened at the first question that needs it.
@@ -47,7 +45,6 @@ impl Local {
     /// The jobs of the state directory `flag` names (`--state-dir`), else the default one.
     pub fn new(flag: Option<&Path>) -> anyhow::Result<Local> {
         Ok(Local {
-            flag: flag.map(Path::to_path_buf),
             dir: state_dir(flag)?,
             store: OnceCell::new(),
             progresses: RefCell::default(),
@@ -57,11 +54,6 @@ impl Local {
     /// The state directory.
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    /// `--state-dir`, as given, for the commands that only this machine has.
-    pub fn flag(&self) -> Option<&Path> {
-        self.flag.as_deref()
     }
 
     /// The state database.
