@@ -11,6 +11,7 @@ pub mod field_path;
 pub mod job;
 pub mod kind;
 pub mod manifest;
+pub mod namespace;
 pub mod replica;
 pub mod run_policy;
 pub mod selector;

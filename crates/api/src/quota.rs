@@ -267,7 +267,7 @@ pub fn validate(quota: &ResourceQuota) -> Vec<Issue> {
         }
     }
     if let Some(namespace) = quota.metadata.namespace.as_deref()
-        && let Err(problem) = crate::manifest::check_namespace(namespace)
+        && let Err(problem) = crate::namespace::check_namespace(namespace)
     {
         issues.push(Issue::error(
             FieldPath::fields("metadata.namespace"),

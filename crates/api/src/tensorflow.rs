@@ -4,7 +4,6 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::job::TrainingJob;
 use crate::replica::{ReplicaSpecs, ReplicaType};
 use crate::run_policy::RunPolicy;
 use crate::status::JobStatus;
@@ -69,11 +68,10 @@ const TF_TYPES: [ReplicaType; 5] = [
     ReplicaType::Worker,
 ];
 
-/// Whether a TFJob is distributed: its TF replicas do not add up to exactly one. Only a
-/// distributed job's replicas get `TF_CONFIG`.
+/// Whether a TFJob with these replica specs is distributed: its TF replicas do not add up to
+/// exactly one. Only a distributed job's replicas get `TF_CONFIG`.
 #[must_use]
-pub fn is_distributed(job: &TrainingJob) -> bool {
-    let specs = job.replica_specs();
+pub fn is_distributed(specs: &ReplicaSpecs) -> bool {
     let total: i64 = TF_TYPES
         .iter()
         .filter_map(|replica_type| specs.get(replica_type))

@@ -480,7 +480,7 @@ fn validate_tensorflow(job: &TrainingJob, issues: &mut Vec<Issue>) {
             ));
         }
     }
-    if !crate::tensorflow::is_distributed(job) {
+    if !crate::tensorflow::is_distributed(job.replica_specs()) {
         return;
     }
     for (replica_type, spec) in specs.iter() {

@@ -4,7 +4,6 @@
 //! `FILE:LINE:COL: PATH: message`.
 
 pub mod location;
-mod namespace;
 mod read;
 mod typed;
 mod v1alpha1;
@@ -27,7 +26,7 @@ use location::{LocationIndex, Position};
 use read::too_large;
 use yaml_error::yaml_message;
 
-pub use namespace::check_namespace;
+pub use crate::namespace::check_namespace;
 pub use read::read_file;
 
 /// Manifests larger than this are refused before parsing (the Kubernetes API server accepts at

@@ -96,7 +96,7 @@ impl ClusterConfig {
     /// Never: a map of strings to string lists always serializes.
     #[must_use]
     pub fn new(job: &TrainingJob, addressing: &Addressing) -> Option<ClusterConfig> {
-        if !is_distributed(job) {
+        if !is_distributed(job.replica_specs()) {
             return None;
         }
         let cluster = cluster_spec(job, addressing);
@@ -373,7 +373,7 @@ spec:
       template: {spec: {containers: [{name: tensorflow, image: tf}]}}
 ",
         );
-        assert!(!is_distributed(&job));
+        assert!(!is_distributed(job.replica_specs()));
         let pod = build_pod(&job, &ReplicaType::Worker, 0, &BuildOptions::default())
             .expect("Worker exists");
         assert_eq!(containers(&pod)[0].env, None);

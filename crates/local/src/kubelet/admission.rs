@@ -10,10 +10,22 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
 use trainctl_api::ReplicaType;
 use trainctl_engine::reconcile::{Resource, Shortfall};
 
 use super::resources::{NodeCapacity, ReplicaNeeds};
+
+/// What an admitted job holds while it runs, as the store keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceHold {
+    /// CPU in millicores.
+    pub cpu_millis: u64,
+    /// Memory in bytes.
+    pub memory_bytes: u64,
+    /// GPU indices.
+    pub gpus: Vec<u32>,
+}
 
 /// What is free on this machine now: its capacity less what admitted jobs hold.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

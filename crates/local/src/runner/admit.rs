@@ -9,7 +9,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use trainctl_api::JobConditionType;
 use trainctl_engine::reconcile::{EventType, JobEvent, ReplicaSlot, Shortfall, WaitingFact};
 
@@ -19,23 +18,12 @@ use super::report::duration_words;
 use super::volumes::{self, Bindings};
 use super::{RunEnd, RunError, Runner};
 use crate::kubelet::admission::{
-    Admission, Allocation, Amounts, FreeResources, QueueVerdict, admit,
+    Admission, Allocation, Amounts, FreeResources, QueueVerdict, ResourceHold, admit,
 };
 use crate::kubelet::ports::PortReservation;
 use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
 use crate::kubelet::volumes::Backing;
 use crate::store::{Store, StoreError};
-
-/// What an admitted job holds while it runs, as the store keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceHold {
-    /// CPU in millicores.
-    pub cpu_millis: u64,
-    /// Memory in bytes.
-    pub memory_bytes: u64,
-    /// GPU indices.
-    pub gpus: Vec<u32>,
-}
 
 /// The outcome of one admission attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,7 @@ use tokio::sync::{Notify, mpsc};
 use trainctl_api::TrainingJob;
 use trainctl_engine::reconcile::Transition;
 
-use super::admit::ResourceHold;
-use crate::kubelet::admission::{Amounts, QueueVerdict};
+use crate::kubelet::admission::{Amounts, QueueVerdict, ResourceHold};
 
 /// Why a run is asked to end before its job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

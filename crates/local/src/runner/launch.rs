@@ -22,7 +22,6 @@ use crate::process::Launch;
 use crate::process::logs::{Console, LogLimit};
 use crate::process::mounts::{self, Mounts};
 use crate::runner::pod::PodRestart;
-use crate::runner::volumes as job_volumes;
 use trainctl_api::expansion::expand_command_and_args;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
@@ -494,11 +493,31 @@ pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> 
         let script = rest.iter().find(|arg| !arg.starts_with('-'));
         // A script in a volume is there once the volumes are mounted.
         if let Some(script) = script.filter(|script| interpreter && script.starts_with('/'))
-            && !job_volumes::in_volume(job, replica_type, Path::new(script.as_str()))
+            && !in_volume(job, replica_type, Path::new(script.as_str()))
             && !Path::new(script.as_str()).exists()
         {
             missing.push((replica_type.clone(), (*program).clone(), (*script).clone()));
         }
     }
     missing
+}
+
+/// Whether `path`, as a replica of `replica_type` sees it, is in one of its volumes.
+fn in_volume(job: &TrainingJob, replica_type: &ReplicaType, path: &Path) -> bool {
+    let Some(pod) = job
+        .replica_specs()
+        .get(replica_type)
+        .and_then(|spec| spec.template.spec.as_ref())
+    else {
+        return false;
+    };
+    job.kind()
+        .framework_container(&pod.containers)
+        .is_some_and(|container| {
+            container
+                .volume_mounts
+                .iter()
+                .flatten()
+                .any(|mount| path.starts_with(&mount.mount_path))
+        })
 }

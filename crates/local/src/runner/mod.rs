@@ -56,12 +56,12 @@ use crate::process::watchdog::Watchdog;
 use crate::process::{HelperCommand, Reaper};
 use crate::store::{JobRecord, Store, StoreError};
 
-pub use self::admit::ResourceHold;
 pub use self::control::{Coordinator, StopRequest, Stops};
 pub use self::launch::{LaunchError, TENSORBOARD_DIR_ENV};
 pub use self::pod::PodRestart;
 pub use self::remove::{RemoveError, remove_unowned_job};
 pub use self::report::ReplicaSummary;
+pub use crate::kubelet::admission::ResourceHold;
 
 use self::launch::PreparedReplica;
 use self::pod::LocalPod;

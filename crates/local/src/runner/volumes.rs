@@ -125,23 +125,3 @@ pub(super) fn mounted(job: &TrainingJob) -> Vec<(ReplicaType, Vec<String>)> {
     }
     mounted
 }
-
-/// Whether `path`, as a replica of `replica_type` sees it, is in one of its volumes.
-pub(super) fn in_volume(job: &TrainingJob, replica_type: &ReplicaType, path: &Path) -> bool {
-    let Some(pod) = job
-        .replica_specs()
-        .get(replica_type)
-        .and_then(|spec| spec.template.spec.as_ref())
-    else {
-        return false;
-    };
-    job.kind()
-        .framework_container(&pod.containers)
-        .is_some_and(|container| {
-            container
-                .volume_mounts
-                .iter()
-                .flatten()
-                .any(|mount| path.starts_with(&mount.mount_path))
-        })
-}
