@@ -9,6 +9,7 @@ use anyhow::Context;
 use trainctl_api::JobKind;
 use trainctl_api::manifest::Manifests;
 
+use crate::cli::JobsArgs;
 use crate::diagnostics::{self, EXIT_INVALID};
 use crate::target::Target;
 
@@ -34,6 +35,12 @@ pub struct NamedJob {
 }
 
 impl Selection {
+    /// What a job command's `args` name; `Err(exit code)` when a `-f` manifest is invalid (its
+    /// problems printed).
+    pub fn of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> {
+        Selection::read(&args.words, &args.files, args.namespace.as_deref())
+    }
+
     /// What `words` and `files` name; the files' jobs go to `namespace` (`-n`) when they name
     /// none. `Ok(Err(2))` when a file is not a valid manifest (its problems printed, as
     /// `validate` prints them) or holds no job.

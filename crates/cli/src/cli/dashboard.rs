@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use super::jobs::namespace_name;
+use super::values::namespace_name;
 
 /// Arguments of `dashboard`.
 #[derive(Debug, Args)]

@@ -2,8 +2,8 @@
 
 use clap::{Args, ValueEnum};
 
-use super::jobs::namespace_name;
 use super::replicas::{JobName, job_name};
+use super::values::namespace_name;
 
 /// Arguments of `events`.
 #[derive(Debug, Args)]

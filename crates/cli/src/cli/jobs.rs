@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use trainctl_api::manifest::check_namespace;
 use trainctl_local::claims::VolumeBinding;
 
+use super::values::{namespace_name, volume_binding};
 use crate::wait_for::WaitFor;
 use trainctl_api::selector::Selector;
 
@@ -153,7 +153,7 @@ pub struct SubmitArgs {
     /// (`--volume training-data-pvc=/srv/datasets/mnist`): in -n's namespace, else in each
     /// job's; `NAMESPACE/CLAIM=PATH` for another. Repeatable. Refused while a job that has not
     /// finished mounts the claim from another directory. Not with --kube.
-    #[arg(long = "volume", value_name = "CLAIM=PATH", value_parser = super::local::volume_binding)]
+    #[arg(long = "volume", value_name = "CLAIM=PATH", value_parser = volume_binding)]
     pub volumes: Vec<VolumeBinding>,
 }
 
@@ -172,10 +172,4 @@ pub struct WaitArgs {
     /// How long to wait before giving up (exit 1), as `30s`, `5m`, `2h`; `0s` checks once.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: jiff::SignedDuration,
-}
-
-/// A namespace given on the command line (`-n`, `--namespace`): a DNS-1123 label, checked before
-/// anything is read or contacted (clap names the flag in the error, and exits 2).
-pub(super) fn namespace_name(text: &str) -> Result<String, String> {
-    check_namespace(text).map(|()| text.to_owned())
 }

@@ -7,12 +7,12 @@ use std::time::Duration;
 use clap::Args;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::quantity;
-use trainctl_local::claims::{VolumeBinding, VolumeBindingError};
+use trainctl_local::claims::VolumeBinding;
 use trainctl_local::notify::{NotifySettings, check_webhook_url};
 use trainctl_local::process::logs::LogLimit;
 
 use super::format::Format;
-use super::jobs::namespace_name;
+use super::values::{namespace_name, volume_binding};
 
 /// Arguments of `run`.
 #[derive(Debug, Args)]
@@ -145,16 +145,6 @@ pub struct VolumeArgs {
     /// manifest mounts a volume (for a machine where trainctl cannot make mount namespaces).
     #[arg(long, conflicts_with = "bindings")]
     pub no_volumes: bool,
-}
-
-/// A `--volume`: `[NAMESPACE/]CLAIM=PATH`, PATH an existing directory.
-pub(super) fn volume_binding(text: &str) -> Result<VolumeBinding, String> {
-    VolumeBinding::parse(text).map_err(|error| match error {
-        VolumeBindingError::Syntax => "expected CLAIM=PATH (e.g. --volume \
-             training-data-pvc=/srv/datasets/mnist), or NAMESPACE/CLAIM=PATH"
-            .to_owned(),
-        other => other.to_string(),
-    })
 }
 
 /// Who is told when a job succeeds or fails (`run` and `server`): a command and webhooks, given

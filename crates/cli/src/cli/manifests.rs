@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::format::Format;
-use super::jobs::namespace_name;
+use super::values::namespace_name;
 
 /// Arguments of `validate`.
 #[derive(Debug, Args)]

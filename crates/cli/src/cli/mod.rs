@@ -12,6 +12,7 @@ mod manifests;
 mod operator;
 mod replicas;
 mod top;
+mod values;
 mod version;
 mod volumes;
 

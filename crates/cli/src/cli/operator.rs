@@ -3,7 +3,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::jobs::namespace_name;
+use super::values::namespace_name;
 
 /// Arguments of `operator`.
 #[derive(Debug, Args)]

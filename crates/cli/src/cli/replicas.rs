@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 use trainctl_api::JobKind;
 
-use super::jobs::namespace_name;
+use super::values::namespace_name;
 use trainctl_api::selector::Selector;
 
 /// Arguments of `get replicas`.

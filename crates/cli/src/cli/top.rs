@@ -3,9 +3,9 @@
 
 use clap::{Args, Subcommand};
 
-use super::jobs::namespace_name;
 use super::local::CapacityArgs;
 use super::replicas::{JobName, job_name};
+use super::values::namespace_name;
 
 /// Arguments of `top`.
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::jobs::namespace_name;
+use super::values::namespace_name;
 
 /// Arguments of `volumes`: the list, or `volumes delete`.
 #[derive(Debug, Args)]

@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::selection_of;
 use crate::backend::{Jobs, for_each_target};
 use crate::cli::JobsArgs;
+use crate::selection::Selection;
 
 /// Deletes each job named; exit 1 when one does not exist (the others are deleted). On this
 /// machine, once its replicas have stopped; with no server running for the state directory,
@@ -24,7 +24,7 @@ pub async fn run(
     {
         return super::quotas::delete(names, args.namespace.as_deref(), local);
     }
-    let selection = match selection_of(args)? {
+    let selection = match Selection::of(args)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };

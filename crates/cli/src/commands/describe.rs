@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use jiff::Timestamp;
 
-use super::selection_of;
 use crate::backend::{Jobs, for_each_target};
 use crate::cli::JobsArgs;
+use crate::selection::Selection;
 
 /// Prints each job named, a blank line between two; exit 1 when one does not exist (the others
 /// are printed). `describe quota NAME...` describes quotas, on this machine.
@@ -23,7 +23,7 @@ pub async fn run(
     {
         return super::quotas::describe(names, args.namespace.as_deref(), local);
     }
-    let selection = match selection_of(args)? {
+    let selection = match Selection::of(args)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };

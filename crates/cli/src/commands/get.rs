@@ -7,8 +7,6 @@ mod watch;
 use std::io::Write;
 use std::process::ExitCode;
 
-use trainctl_api::JobKind;
-
 use self::print::{Item, Printer};
 use crate::backend::{Details, FoundJob, Jobs};
 use crate::cli::{GetArgs, GetFormat, ReplicasArgs, ReplicasFormat, job_name};
@@ -176,14 +174,4 @@ fn to_items<'a>(
             })
         })
         .collect()
-}
-
-/// Whether every job in `kinds` is of one kind that the user named, so that NAME needs no kind.
-fn one_named_kind(selection: &Selection) -> Option<JobKind> {
-    if selection.jobs.is_empty() {
-        return selection.kind;
-    }
-    let mut kinds = selection.jobs.iter().map(|job| job.kind.or(selection.kind));
-    let first = kinds.next().flatten()?;
-    kinds.all(|kind| kind == Some(first)).then_some(first)
 }

@@ -32,9 +32,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::backend::{Jobs, Local};
-use crate::cli::{Cli, ClusterArgs, Command, JobsArgs};
+use crate::cli::{Cli, ClusterArgs, Command};
 use crate::cluster;
-use crate::selection::Selection;
 
 /// Runs the parsed command line; the exit code follows the CLI contract (docs/architecture.md §7).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -94,12 +93,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),
     }
-}
-
-/// What `args` name, in `namespace` for the jobs that name none (`command`, for the hints);
-/// `Err(exit code)` when a `-f` manifest is invalid (its problems printed).
-fn selection_of(args: &JobsArgs) -> anyhow::Result<Result<Selection, ExitCode>> {
-    Selection::read(&args.words, &args.files, args.namespace.as_deref())
 }
 
 /// Runs a job command (written once over [`Jobs`]) on this machine's jobs, those of the state

@@ -4,9 +4,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::selection_of;
 use crate::backend::{Jobs, for_each_target};
 use crate::cli::JobsArgs;
+use crate::selection::Selection;
 
 /// Suspends (`true`: their replicas stop and their resources are given back) or resumes
 /// (`false`: they are queued again) each job named; exit 1 when one does not exist (the others
@@ -22,7 +22,7 @@ pub async fn run(
     } else {
         ("resume", "resumed")
     };
-    let selection = match selection_of(args)? {
+    let selection = match Selection::of(args)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };

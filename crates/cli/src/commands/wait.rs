@@ -9,9 +9,9 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 use trainctl_api::{ConditionStatus, JobConditionType, JobKind, JobStatus};
 
-use super::selection_of;
 use crate::backend::{FoundJob, Jobs, for_each_target};
 use crate::cli::WaitArgs;
+use crate::selection::Selection;
 use crate::target::Target;
 use crate::wait_for::WaitFor;
 
@@ -23,7 +23,7 @@ pub async fn run(
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let deadline = Instant::now() + timeout(args)?;
-    let selection = match selection_of(&args.jobs)? {
+    let selection = match Selection::of(&args.jobs)? {
         Ok(selection) => selection,
         Err(code) => return Ok(code),
     };

@@ -7,7 +7,6 @@
 //! files' marker is what tells (`trainctl_local::process::logs::log_usage`).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{CleanPodPolicy, ConditionStatus, RunPolicy, TrainingJob};
@@ -17,12 +16,9 @@ use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, R
 
 use self::spec::replica_spec;
 use super::jobs::age;
-use super::section;
 use super::volumes::ClaimBacking;
+use super::{UNSET, fields, section};
 use crate::table::Table;
-
-/// What a field holds when the spec does not set it.
-const UNSET: &str = "<unset>";
 
 /// Everything `describe` shows of a job, on this machine or on a cluster.
 #[derive(Debug)]
@@ -404,24 +400,6 @@ fn run_policy(out: &mut String, policy: &RunPolicy) {
             ),
         ],
     );
-}
-
-/// `Label:   value` lines, values aligned; a value of several lines keeps the alignment.
-fn fields(out: &mut String, indent: usize, fields: &[(&str, String)]) {
-    let width = fields
-        .iter()
-        .map(|(label, _)| label.len())
-        .max()
-        .unwrap_or(0)
-        + 2;
-    for (label, value) in fields {
-        let mut lines = value.lines();
-        let first = lines.next().unwrap_or_default();
-        let _ = writeln!(out, "{:indent$}{label:<width$}{first}", "");
-        for line in lines {
-            let _ = writeln!(out, "{:indent$}{:width$}{line}", "", "");
-        }
-    }
 }
 
 /// A time to the second, in UTC.

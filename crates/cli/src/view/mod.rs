@@ -33,3 +33,24 @@ fn section(out: &mut String, title: &str, table: Option<Table>) {
         }
     }
 }
+
+/// What a field holds when the spec does not set it.
+pub const UNSET: &str = "<unset>";
+
+/// `Label:   value` lines, values aligned; a value of several lines keeps the alignment.
+pub fn fields(out: &mut String, indent: usize, fields: &[(&str, String)]) {
+    let width = fields
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    for (label, value) in fields {
+        let mut lines = value.lines();
+        let first = lines.next().unwrap_or_default();
+        let _ = writeln!(out, "{:indent$}{label:<width$}{first}", "");
+        for line in lines {
+            let _ = writeln!(out, "{:indent$}{:width$}{line}", "", "");
+        }
+    }
+}

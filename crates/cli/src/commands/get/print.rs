@@ -6,8 +6,8 @@ use std::io::Write;
 
 use jiff::Timestamp;
 use serde_json::Value;
+use trainctl_api::JobKind;
 
-use super::one_named_kind;
 use crate::cli::{Format, GetArgs, GetFormat};
 use crate::selection::Selection;
 use crate::table::Table;
@@ -270,4 +270,14 @@ impl Printer {
 fn spans_namespaces(rows: &[JobRow<'_>]) -> bool {
     rows.split_first()
         .is_some_and(|(first, rest)| rest.iter().any(|row| row.namespace != first.namespace))
+}
+
+/// Whether every job in `kinds` is of one kind that the user named, so that NAME needs no kind.
+fn one_named_kind(selection: &Selection) -> Option<JobKind> {
+    if selection.jobs.is_empty() {
+        return selection.kind;
+    }
+    let mut kinds = selection.jobs.iter().map(|job| job.kind.or(selection.kind));
+    let first = kinds.next().flatten()?;
+    kinds.all(|kind| kind == Some(first)).then_some(first)
 }

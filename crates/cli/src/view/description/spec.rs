@@ -9,8 +9,8 @@ use k8s_openapi::api::core::v1::{Container, EnvVar, Volume};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
-use super::{UNSET, fields};
 use crate::view::volumes::ClaimBacking;
+use crate::view::{UNSET, fields};
 
 /// Writes one replica type of the spec; a claim's volume with what backs it in `claims`.
 pub(super) fn replica_spec(
