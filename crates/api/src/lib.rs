@@ -13,6 +13,7 @@ pub mod kind;
 pub mod manifest;
 pub mod namespace;
 pub mod replica;
+pub mod resources;
 pub mod run_policy;
 pub mod selector;
 pub mod status;

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{PodSpec, ResourceQuota, ResourceQuotaStatus};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use trainctl_api::TrainingJob;
 use trainctl_api::quota::{QuotaResource, Usage};
-use trainctl_local::kubelet::resources::ReplicaNeeds;
+use trainctl_api::resources::ReplicaNeeds;
 
 /// What `job` counts against quotas once admitted: its replicas' requests (CPU and memory:
 /// requests, else limits; GPUs: limits, else requests, as the local runtime accounts them), their

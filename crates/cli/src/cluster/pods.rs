@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
 use kube::api::{Api, ListParams};
+use trainctl_api::resources::ReplicaNeeds;
 use trainctl_api::{JobKind, ReplicaType, TrainingJob};
 use trainctl_engine::ReplicaSlot;
 use trainctl_engine::naming::{
     JOB_NAME_LABEL, OPERATOR_NAME_LABEL, REPLICA_TYPE_LABEL, replica_index,
 };
-use trainctl_local::kubelet::resources::ReplicaNeeds;
 use trainctl_operator::job::retired_restarts;
 
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
