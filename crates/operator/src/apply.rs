@@ -58,7 +58,7 @@ const CHUNK: usize = 8 * PARALLELISM;
 
 /// Executes `plan` for `job`, whose pods and services were `observed`; notes in `written` the
 /// children it created and deleted.
-pub async fn apply(
+pub(crate) async fn apply(
     ctx: &Context,
     job: &TrainingJob,
     observed: &Observed,
@@ -434,7 +434,7 @@ impl<'a> Run<'a> {
 
 /// Writes a job's status subresource, by server-side apply: unlike a merge patch, this removes
 /// the fields the engine no longer sets (a replica count that fell to zero is not serialized).
-pub async fn write_status(
+pub(crate) async fn write_status(
     ctx: &Context,
     kind: JobKind,
     namespace: &str,

@@ -102,12 +102,12 @@ pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
 #[derive(Clone)]
 pub struct Clients {
     /// The controllers' client: rate-limited and bounded in flight ([`client`]).
-    pub controllers: Client,
+    pub(crate) controllers: Client,
     /// Leader election's client, with a timeout only: renewing the Lease (every 2 s, within a
     /// 10 s deadline) must not queue behind the controllers' calls when 64 of them hang (a
     /// half-open connection, a slow admission webhook), or the leader would lose its lease for
     /// being busy. controller-runtime also gives leader election a client of its own.
-    pub leader_election: Client,
+    pub(crate) leader_election: Client,
 }
 
 impl From<Client> for Clients {

@@ -18,17 +18,17 @@ use crate::refusals::Refusals;
 #[derive(Clone)]
 pub struct Context {
     /// The Kubernetes client.
-    pub client: Client,
+    pub(crate) client: Client,
     /// Records events about jobs (`events.k8s.io/v1`), in the background.
-    pub events: Arc<Events>,
+    pub(crate) events: Arc<Events>,
     /// How pods and services are built: the same options `trainctl render` takes.
-    pub build: BuildOptions,
+    pub(crate) build: BuildOptions,
     /// The metrics reconciles count into.
-    pub metrics: Arc<Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// The replica exits already reported.
-    pub exits: Arc<ReportedExits>,
+    pub(crate) exits: Arc<ReportedExits>,
     /// The pod creations the API server refused.
-    pub refusals: Arc<Refusals>,
+    pub(crate) refusals: Arc<Refusals>,
 }
 
 impl Context {
@@ -53,14 +53,14 @@ impl Context {
 
     /// The context counting into `metrics`.
     #[must_use]
-    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
+    pub(crate) fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
         Context { metrics, ..self }
     }
 }
 
 /// A reference to a job's child, for [`Context::publish`]'s `related`.
 #[must_use]
-pub fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
+pub(crate) fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
     ObjectReference {
         api_version: Some("v1".to_owned()),
         kind: Some(kind.to_owned()),

@@ -30,7 +30,7 @@ use crate::watch::on_its_own;
 use crate::{apply, gang, job, observe, validate};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
-pub const RETRY_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// What the controllers watch and how many reconciles they run at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -359,7 +359,7 @@ async fn reconcile_in_turn(
     clippy::needless_pass_by_value,
     reason = "the signature kube-runtime's Controller::run asks for"
 )]
-pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -> Action {
+pub(crate) fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -> Action {
     tracing::warn!(
         job = %object.name_any(),
         operation = error.metric_label(),
@@ -369,25 +369,11 @@ pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -
     Action::requeue(RETRY_AFTER)
 }
 
-/// Reconciles one job of `kind` as of `now`: read and validate, fetch (from `children`),
-/// observe, decide, apply, and wait until `children` shows what was created and deleted.
-pub async fn reconcile_at(
-    kind: JobKind,
-    object: &JobObject,
-    ctx: &Context,
-    children: &Children,
-    now: Timestamp,
-) -> Result<Action, Error> {
-    let mut written = Written::default();
-    let outcome = decide_and_apply(kind, object, ctx, children, now, &mut written).await;
-    children.await_written(&written).await;
-    outcome
-}
-
-/// [`reconcile_at`] up to the wait for the caches: what was created and deleted goes into
-/// `written`.
+/// One reconcile of a job of `kind` as of `now`: read and validate, fetch (from `children`),
+/// observe, decide and apply, up to the wait for the caches: what was created and deleted goes
+/// into `written`.
 #[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
-async fn decide_and_apply(
+pub(crate) async fn decide_and_apply(
     kind: JobKind,
     object: &JobObject,
     ctx: &Context,

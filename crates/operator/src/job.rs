@@ -36,30 +36,30 @@ use trainctl_api::{
 /// fields (`apiVersion`, `kind`: the watch's resource says them) are dropped, so the serialized
 /// form is for [`read`] only, never an object to send.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobObject {
+pub(crate) struct JobObject {
     /// The object's metadata.
     #[serde(default)]
-    pub metadata: ObjectMeta,
+    pub(crate) metadata: ObjectMeta,
     /// The spec, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
         skip_serializing_if = "Option::is_none"
     )]
-    pub spec: Option<Box<RawValue>>,
+    pub(crate) spec: Option<Box<RawValue>>,
     /// The status, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
         skip_serializing_if = "Option::is_none"
     )]
-    pub status: Option<Box<RawValue>>,
+    pub(crate) status: Option<Box<RawValue>>,
 }
 
 impl JobObject {
     /// The status recorded on the object, if it has one that reads as a job status.
     #[must_use]
-    pub fn recorded_status(&self) -> Option<JobStatus> {
+    pub(crate) fn recorded_status(&self) -> Option<JobStatus> {
         serde_json::from_str(self.status.as_ref()?.get()).ok()
     }
 }
@@ -158,7 +158,7 @@ fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
 
 /// `namespace/name`, as logs and errors name a job.
 #[must_use]
-pub fn display_name(job: &TrainingJob) -> String {
+pub(crate) fn display_name(job: &TrainingJob) -> String {
     format!("{}/{}", job.namespace(), job.name())
 }
 
@@ -176,7 +176,7 @@ pub fn retired_restarts(job: &TrainingJob) -> u32 {
 
 /// The reference events about the job point at.
 #[must_use]
-pub fn object_reference(job: &TrainingJob) -> ObjectReference {
+pub(crate) fn object_reference(job: &TrainingJob) -> ObjectReference {
     let metadata = job.metadata();
     ObjectReference {
         api_version: Some(trainctl_api::API_VERSION.to_owned()),

@@ -31,38 +31,38 @@
 //! [`Observed`]: trainctl_engine::Observed
 //! [`Plan`]: trainctl_engine::Plan
 
-pub mod apply;
-pub mod children;
+mod apply;
+mod children;
 pub mod connect;
-pub mod context;
+mod context;
 pub mod controller;
-pub mod error;
-pub mod events;
-pub mod exits;
-pub mod gang;
+mod error;
+mod events;
+mod exits;
+mod gang;
 pub mod health;
-pub mod http;
+mod http;
 pub mod job;
 pub mod leader;
 pub mod manager;
 pub mod metrics;
-pub mod observe;
-pub mod owners;
-pub mod pacing;
+mod observe;
+mod owners;
+mod pacing;
 pub mod rate_limit;
-pub mod refusals;
+mod refusals;
 pub mod settings;
 pub mod shutdown;
 pub mod validate;
-pub mod watch;
+mod watch;
 
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;
 
+pub use apply::PARALLELISM;
 pub use context::Context;
-pub use controller::reconcile_at;
 pub use error::Error;
 pub use settings::Settings;
 
@@ -71,6 +71,6 @@ pub const FIELD_MANAGER: &str = "trainctl";
 
 /// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
 #[must_use]
-pub fn apply_params() -> kube::api::PatchParams {
+pub(crate) fn apply_params() -> kube::api::PatchParams {
     kube::api::PatchParams::apply(FIELD_MANAGER).force()
 }

@@ -176,10 +176,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures::reconcile_at;
     use crate::fixtures::{
         TF_JOB, cluster, context, finish, job, no_children, object, serve, status_body, with_status,
     };
-    use crate::reconcile_at;
 
     fn api_error() -> kube::Error {
         kube::Error::Api(Box::new(kube::core::Status::failure(

@@ -44,14 +44,14 @@ impl Default for RateLimits {
 
 /// A [`Layer`] that rate-limits a service by [`RateLimits`]' `qps` and `burst`.
 #[derive(Debug, Clone, Copy)]
-pub struct RateLimitLayer {
+pub(crate) struct RateLimitLayer {
     limits: RateLimits,
 }
 
 impl RateLimitLayer {
     /// A layer applying `limits`.
     #[must_use]
-    pub fn new(limits: RateLimits) -> RateLimitLayer {
+    pub(crate) fn new(limits: RateLimits) -> RateLimitLayer {
         RateLimitLayer { limits }
     }
 }
@@ -104,7 +104,7 @@ impl TokenBucket {
 
 /// A service whose requests are rate-limited; see [`RateLimitLayer`].
 #[derive(Debug)]
-pub struct RateLimit<S> {
+pub(crate) struct RateLimit<S> {
     inner: S,
     bucket: TokenBucket,
     sleep: Option<Pin<Box<Sleep>>>,
