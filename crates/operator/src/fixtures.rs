@@ -18,12 +18,12 @@ use tower_test::mock::{self, Handle};
 use trainctl_api::{JobKind, TrainingJob};
 use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
-use crate::children::{Children, ServiceMeta, Written, slim_meta, slim_pod};
-use crate::context::Context;
-use crate::controller::decide_and_apply;
-use crate::error::Error;
-use crate::job::JobObject;
-use crate::owners::Owners;
+use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta, slim_pod};
+use crate::reconcile::context::Context;
+use crate::reconcile::decide_and_apply;
+use crate::reconcile::error::Error;
+use crate::reconcile::job::JobObject;
+use crate::reconcile::owners::Owners;
 
 /// A TFJob `ml/mnist` (uid `job-uid`): a chief and two workers.
 pub(crate) const TF_JOB: &str = r"

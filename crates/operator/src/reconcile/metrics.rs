@@ -24,7 +24,7 @@ use trainctl_api::JobKind;
 use trainctl_engine::reconcile::Transition;
 use trainctl_metrics::JobCounters;
 
-use crate::error::Error;
+use super::error::Error;
 
 /// The label of the per-kind metrics: `kind="TFJob"`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -259,7 +259,7 @@ trainctl_leader 0
     /// Reconciles `object` once against `answer`, counting into `metrics`.
     async fn reconcile_into(
         metrics: &Arc<Metrics>,
-        object: &crate::job::JobObject,
+        object: &crate::reconcile::job::JobObject,
         answer: impl FnMut(&crate::fixtures::Sent) -> crate::fixtures::Answer + Send + 'static,
     ) -> Result<kube::runtime::controller::Action, Error> {
         let (ctx, handle) = context();

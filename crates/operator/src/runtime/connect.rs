@@ -21,7 +21,7 @@ use kube::{Client, Config};
 use tower::limit::ConcurrencyLimitLayer;
 use tower::timeout::TimeoutLayer;
 
-use crate::rate_limit::{RateLimitLayer, RateLimits};
+use super::rate_limit::{RateLimitLayer, RateLimits};
 
 /// How long a call may wait for its response to begin: far longer than a healthy API server
 /// takes (milliseconds; it gives up on its own requests after 60 s), short enough that a lost

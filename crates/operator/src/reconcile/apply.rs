@@ -22,7 +22,7 @@
 //! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
 //! plan); it is returned afterwards so that the controller retries. What was created and deleted
 //! is noted in a [`Written`], for the reconcile to wait until its cache shows it
-//! ([`crate::children`]).
+//! ([`crate::reconcile::children`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -42,13 +42,12 @@ use trainctl_engine::objects::{JobObjects, build_objects, build_pod_with, build_
 use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
-use crate::children::Written;
-use crate::context::{Context, child_reference};
-use crate::error::Error;
-use crate::gang;
-use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
-use crate::refusals::Attempt;
-use crate::{FIELD_MANAGER, apply_params};
+use super::children::Written;
+use super::context::{Context, FIELD_MANAGER, apply_params, child_reference};
+use super::error::Error;
+use super::gang;
+use super::job::{self, RETIRED_RESTARTS_ANNOTATION};
+use super::refusals::Attempt;
 
 /// How many creations (or deletions) of one job are in flight at once.
 pub const PARALLELISM: usize = 32;

@@ -8,10 +8,19 @@ use kube::runtime::events::Reporter;
 use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 
-use crate::events::Events;
-use crate::exits::ReportedExits;
-use crate::metrics::Metrics;
-use crate::refusals::Refusals;
+use super::events::Events;
+use super::exits::ReportedExits;
+use super::metrics::Metrics;
+use super::refusals::Refusals;
+
+/// The field manager of every server-side apply, and the reporting controller of events.
+pub const FIELD_MANAGER: &str = "trainctl";
+
+/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
+#[must_use]
+pub(crate) fn apply_params() -> kube::api::PatchParams {
+    kube::api::PatchParams::apply(FIELD_MANAGER).force()
+}
 
 /// The client, the event queue, the metrics and the operator's settings for the objects it
 /// builds.
@@ -32,13 +41,13 @@ pub struct Context {
 }
 
 impl Context {
-    /// A context whose events are reported by [`FIELD_MANAGER`](crate::FIELD_MANAGER), counting
+    /// A context whose events are reported by [`FIELD_MANAGER`], counting
     /// into metrics of its own. Spawns the event writers on the current tokio runtime
     /// ([`Events::spawn`]): they stop once every clone of the context is dropped.
     #[must_use]
     pub fn new(client: Client, build: BuildOptions) -> Context {
         let reporter = Reporter {
-            controller: crate::FIELD_MANAGER.to_owned(),
+            controller: FIELD_MANAGER.to_owned(),
             instance: None,
         };
         Context {

@@ -18,7 +18,7 @@ use tower::{Layer, Service};
 
 /// The client's limits: an average of `qps` requests a second, with bursts of up to `burst`
 /// requests (what [`RateLimitLayer`] applies), and at most `max_in_flight` requests waiting for
-/// their response (applied by [`crate::connect::client`] with tower's `ConcurrencyLimit`).
+/// their response (applied by [`crate::runtime::connect::client`] with tower's `ConcurrencyLimit`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     /// Requests a second, on average; positive and finite.
