@@ -23,8 +23,8 @@
 //! [`leader`], [`rate_limit`], [`shutdown`]); a job read and validated as the operator does
 //! ([`job`], [`validate`]) for `trainctl --kube` and the end-to-end tests; and for tests and
 //! benchmarks, the controllers alone ([`controller::run`] with a [`Context`] and a
-//! [`Health`](health::Health)), the [`metrics`] registry, the [`Error`], the [`FIELD_MANAGER`]
-//! and the creations in flight per reconcile ([`PARALLELISM`]).
+//! [`Health`](health::Health)), the [`metrics`] registry, the [`Error`], the [`FIELD_MANAGER`],
+//! and how many of a job's creations are in flight at once ([`PARALLELISM`]).
 
 mod reconcile;
 mod runtime;

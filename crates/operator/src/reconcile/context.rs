@@ -43,7 +43,7 @@ pub struct Context {
 impl Context {
     /// A context whose events are reported by [`FIELD_MANAGER`], counting
     /// into metrics of its own. Spawns the event writers on the current tokio runtime
-    /// ([`Events::spawn`]): they stop once every clone of the context is dropped.
+    /// (`Events::spawn`): they stop once every clone of the context is dropped.
     #[must_use]
     pub fn new(client: Client, build: BuildOptions) -> Context {
         let reporter = Reporter {

@@ -6,7 +6,7 @@
 //!   deletions when the job watch reports one;
 //! - `trainctl_reconcile_duration_seconds{kind}`: how long each reconcile took;
 //! - `trainctl_reconcile_errors_total{kind, operation}`: failed reconciles, by the step that
-//!   failed ([`Error::metric_label`]);
+//!   failed (`Error::metric_label`);
 //! - `trainctl_queue_depth{kind}`: reconciles that are due (kube-runtime has deduplicated them
 //!   and released them to run) and wait for one of the kind's `--controller-threads` workers;
 //! - `trainctl_leader`: 1 while this process runs the controllers (it holds the leader lease, or

@@ -1,6 +1,6 @@
 //! The controllers: one kube-runtime `Controller` per job kind, watching the kind's jobs (as
-//! [`JobObject`]s, see [`crate::job`]) and the Pods and Services they own (cached as
-//! [`Children`]), each running a job's reconcile ([`decide_and_apply`]) in its turn.
+//! `JobObject`s, see [`crate::job`]) and the Pods and Services they own (cached as
+//! `Children`), each running a job's reconcile (`decide_and_apply`) in its turn.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -4,10 +4,10 @@
 //!   election) once every controller's job cache has had its first full list; a standby while
 //!   it waits for the lease (it is ready to take over, and a Deployment's rollout must not wait
 //!   for it to become leader). Not ready while starting, syncing or shutting down.
-//! - **Healthy** while no reconcile has been running for longer than [`WEDGED_AFTER`]: a
-//!   reconcile makes a bounded number of API calls, each with a timeout, so one that runs this
-//!   long is stuck and the kubelet should restart the process. That the endpoint answers at all
-//!   shows that the runtime is not blocked.
+//! - **Healthy** while no reconcile has been running for longer than `WEDGED_AFTER` (ten
+//!   minutes): a reconcile makes a bounded number of API calls, each with a timeout, so one that
+//!   runs this long is stuck and the kubelet should restart the process. That the endpoint
+//!   answers at all shows that the runtime is not blocked.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

@@ -17,7 +17,7 @@ use tokio::time::{Instant, Sleep};
 use tower::{Layer, Service};
 
 /// The client's limits: an average of `qps` requests a second, with bursts of up to `burst`
-/// requests (what [`RateLimitLayer`] applies), and at most `max_in_flight` requests waiting for
+/// requests (what `RateLimitLayer` applies), and at most `max_in_flight` requests waiting for
 /// their response (applied by [`crate::runtime::connect::client`] with tower's `ConcurrencyLimit`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
