@@ -1,6 +1,6 @@
 //! The jobs' children as the operator's watches last saw them: a cache of the Pods (slimmed to
-//! what [`crate::reconcile::observe`] reads) and of the Services' metadata, per kind and namespace scope,
-//! that reconciles read instead of listing from the API server.
+//! what [`observe`](super::observe) reads) and of the Services' metadata, per kind and namespace
+//! scope, that reconciles read instead of listing from the API server.
 //!
 //! ## Why a cache
 //! Listing a job's pods from the API server at every reconcile is exact, but costly where it
@@ -123,9 +123,9 @@ impl Children {
 
     /// The job's pods and services as cached: those in its namespace that it controls (a
     /// controller owner reference with its uid; a job without a uid controls what carries its
-    /// name label). [`crate::reconcile::observe`] then keeps those that stand for one of its slots.
+    /// name label). [`observe`](super::observe) then keeps those that stand for one of its slots.
     ///
-    /// Found through the owners' indexes ([`crate::reconcile::owners`]), not by scanning the caches.
+    /// Found through the owners' indexes ([`owners`](super::owners)), not by scanning the caches.
     #[must_use]
     pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<Pod>>, Vec<Arc<ServiceMeta>>) {
         let Some(uid) = job.metadata().uid.as_deref() else {

@@ -206,8 +206,8 @@ fn controller(
         })
         .applied_objects();
     // Only this kind's children are watched, not every pod of the cluster. Each watch backs off
-    // on its own (crate::runtime::watch). The caches keep what reconciles read (crate::reconcile::children): the
-    // pods slimmed, the services' metadata.
+    // on its own (runtime::watch). The caches keep what reconciles read (reconcile::children):
+    // the pods slimmed, the services' metadata.
     let selector = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
     let (pod_store, pod_writer) = reflector::store();
