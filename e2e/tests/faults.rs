@@ -30,8 +30,8 @@ const SMALL: Duration = Duration::from_secs(60);
 
 /// How long the operator may take to finish a job after kube-apiserver restarted: the restarted
 /// API server answers `403` for some 15-18 s while its RBAC cache warms up, then each watch
-/// relists after its own short back-off (crates/operator/src/watch.rs). Before each watch backed
-/// off on its own, kube-runtime's one back-off over all of a kind's watches grew with every
+/// relists after its own short back-off (crates/operator/src/runtime/watch.rs). Before each watch
+/// backed off on its own, kube-runtime's one back-off over all of a kind's watches grew with every
 /// error of any of them, and the operator took 20 s to over 2 minutes to notice its pods again.
 const AFTER_RESTART: Duration = Duration::from_secs(60);
 

@@ -5,21 +5,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::Client;
 use kube::client::Body;
 use kube::core::PartialObjectMetaExt as _;
+use kube::runtime::controller::Action;
 use kube::runtime::{reflector, watcher};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use tower_test::mock::{self, Handle};
-use trainctl_api::TrainingJob;
+use trainctl_api::{JobKind, TrainingJob};
 use trainctl_engine::{Addressing, BuildOptions, build_objects};
 
-use crate::children::{Children, ServiceMeta, slim_meta, slim_pod};
-use crate::context::Context;
-use crate::job::JobObject;
-use crate::owners::Owners;
+use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta, slim_pod};
+use crate::reconcile::context::Context;
+use crate::reconcile::decide_and_apply;
+use crate::reconcile::error::Error;
+use crate::reconcile::job::JobObject;
+use crate::reconcile::owners::Owners;
 
 /// A TFJob `ml/mnist` (uid `job-uid`): a chief and two workers.
 pub(crate) const TF_JOB: &str = r"
@@ -255,4 +259,19 @@ pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Childr
 /// Caches that hold no pods and no services.
 pub(crate) fn no_children() -> Children {
     children_holding(vec![], vec![])
+}
+
+/// Reconciles one job of `kind` as of `now`: read and validate, fetch (from `children`),
+/// observe, decide, apply, and wait until `children` shows what was created and deleted.
+pub(crate) async fn reconcile_at(
+    kind: JobKind,
+    object: &JobObject,
+    ctx: &Context,
+    children: &Children,
+    now: Timestamp,
+) -> Result<Action, Error> {
+    let mut written = Written::default();
+    let outcome = decide_and_apply(kind, object, ctx, children, now, &mut written).await;
+    children.await_written(&written).await;
+    outcome
 }

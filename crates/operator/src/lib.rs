@@ -1,76 +1,42 @@
 //! The Kubernetes operator of trainctl: one kube-runtime `Controller` per job kind.
 //!
-//! The engine decides, this crate only translates (docs/architecture.md §4.3). One
-//! reconcile of a job is a pipeline of named steps:
+//! The engine decides, this crate only translates (docs/architecture.md §4.3). Two parts, each a
+//! folder:
 //!
-//! 1. **read and validate** the job, defaulted; one that cannot be read or is invalid fails
-//!    with the reason, and nothing is created for it — [`job`], [`validate`] (pure);
-//! 2. **fetch** the job's Pods and Services from the watches' caches and, under gang
-//!    scheduling, its PodGroup — [`children`], [`gang`];
-//! 3. **observe**: translate the Pods and Services into the engine's [`Observed`] —
-//!    [`observe`] (pure);
-//! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
-//! 5. **apply** the plan: creation of the objects `trainctl render` prints (the refused ones
-//!    noted for the next status: [`refusals`]), deletions, the status subresource, events (each
-//!    replica exit once: [`exits`]; queued and written in the background: [`events`]), the
-//!    job's deletion after its TTL — [`apply`];
-//! 6. **wait** until the caches show what was created and deleted — [`children`].
+//! - `reconcile/`: the reconcile of one job, a pipeline of named steps, each a module: read and
+//!   validate the job ([`job`], [`validate`]), fetch its children from the watches' caches and its
+//!   PodGroup, observe them, let the engine decide, apply the plan, and wait until the caches
+//!   show what was written; with what every reconcile shares (its [`Context`], [`metrics`], its
+//!   [`Error`]). Level-triggered and idempotent;
+//! - `runtime/`: the process `trainctl operator` around the reconciles ([`manager`]): the
+//!   controllers, their watches and caches ([`controller`]), the connection to the cluster with a
+//!   client-side rate limit and a bound on the calls in flight ([`connect`], [`rate_limit`]),
+//!   leader election on a Lease ([`leader`]), `/metrics`, `/healthz` and `/readyz` ([`health`]),
+//!   a graceful stop on `SIGTERM` ([`shutdown`]), and what the flags decide ([`settings`]).
+//!   docs/operator.md describes them for operators of the operator.
 //!
-//! Level-triggered and idempotent: children have deterministic names, so a reconcile that failed
-//! half-way is simply run again.
+//! Imports go one way: `runtime/` uses `reconcile/`, which never uses `runtime/`. Each folder's
+//! `mod.rs` states the rule within it.
 //!
-//! The watches that wake reconciles each recover from their errors on their own ([`watch`]).
-//!
-//! Around the reconcile, the process `trainctl operator` runs ([`manager`]): the connection to
-//! the cluster with a client-side rate limit and a bound on the calls in flight ([`connect`],
-//! [`rate_limit`]), leader election on a
-//! Lease ([`leader`]), `/metrics` ([`metrics`]), `/healthz` and `/readyz` ([`health`],
-//! [`http`]), and a graceful stop on `SIGTERM` ([`shutdown`]); [`settings`] is what the flags
-//! decide. docs/operator.md describes them for operators of the operator.
-//!
-//! [`Observed`]: trainctl_engine::Observed
-//! [`Plan`]: trainctl_engine::Plan
+//! This file holds only the public API, re-exported from the two parts, and nothing else is
+//! public: what `trainctl operator` runs ([`manager::run`] with its [`Settings`], [`connect`],
+//! [`leader`], [`rate_limit`], [`shutdown`]); a job read and validated as the operator does
+//! ([`job`], [`validate`]) for `trainctl --kube` and the end-to-end tests; and for tests and
+//! benchmarks, the controllers alone ([`controller::run`] with a [`Context`] and a
+//! [`Health`](health::Health)), the [`metrics`] registry, the [`Error`], the [`FIELD_MANAGER`],
+//! and how many of a job's creations are in flight at once ([`PARALLELISM`]).
 
-pub mod apply;
-pub mod children;
-pub mod connect;
-pub mod context;
-pub mod controller;
-pub mod error;
-pub mod events;
-pub mod exits;
-pub mod gang;
-pub mod health;
-pub mod http;
-pub mod job;
-pub mod leader;
-pub mod manager;
-pub mod metrics;
-pub mod observe;
-pub mod owners;
-pub mod pacing;
-pub mod rate_limit;
-pub mod refusals;
-pub mod settings;
-pub mod shutdown;
-pub mod validate;
-pub mod watch;
+mod reconcile;
+mod runtime;
 
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;
 
-pub use context::Context;
-pub use controller::reconcile_at;
-pub use error::Error;
-pub use settings::Settings;
-
-/// The field manager of every server-side apply, and the reporting controller of events.
-pub const FIELD_MANAGER: &str = "trainctl";
-
-/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
-#[must_use]
-pub fn apply_params() -> kube::api::PatchParams {
-    kube::api::PatchParams::apply(FIELD_MANAGER).force()
-}
+pub use reconcile::apply::PARALLELISM;
+pub use reconcile::context::{Context, FIELD_MANAGER};
+pub use reconcile::error::Error;
+pub use reconcile::{job, metrics, validate};
+pub use runtime::settings::Settings;
+pub use runtime::{connect, controller, health, leader, manager, rate_limit, settings, shutdown};

@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
 use trainctl_engine::objects::{BuildOptions, build_objects};
-use trainctl_operator::{FIELD_MANAGER, apply::PARALLELISM, job};
+use trainctl_operator::{FIELD_MANAGER, PARALLELISM, job};
 
 /// Creates the Pods and Services of a namespace's TFJobs, a fixed number in flight.
 #[derive(Debug, Parser)]

@@ -253,7 +253,7 @@ async fn check(scheduler: &str, native: bool) -> Result<(), String> {
     let (ctx, handle) = context();
     let server = serve(handle, discovery(native));
     let scheduler = trainctl_engine::podgroup::GangScheduler::from_name(scheduler).expect("a name");
-    let checked = crate::gang::check_served(&ctx.client, &scheduler).await;
+    let checked = crate::reconcile::gang::check_served(&ctx.client, &scheduler).await;
     drop(finish(ctx, server).await);
     checked.map_err(|error| error.to_string())
 }

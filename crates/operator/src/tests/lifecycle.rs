@@ -319,6 +319,10 @@ async fn failed_reconcile_is_retried_soon() {
         source: kube::Error::Api(kube::core::Status::failure("boom", "InternalError").boxed()),
     };
     assert_eq!(error.metric_label(), "patch_status");
-    let action = crate::controller::error_policy(std::sync::Arc::new(object(TF_JOB)), &error, ctx);
-    assert_eq!(action, Action::requeue(crate::controller::RETRY_AFTER));
+    let action =
+        crate::runtime::controller::error_policy(std::sync::Arc::new(object(TF_JOB)), &error, ctx);
+    assert_eq!(
+        action,
+        Action::requeue(crate::runtime::controller::RETRY_AFTER)
+    );
 }

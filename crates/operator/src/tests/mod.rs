@@ -16,13 +16,13 @@ use serde_json::{Value, json};
 use trainctl_api::JobKind;
 use trainctl_engine::build_objects;
 
-use crate::error::Error;
+use crate::fixtures::reconcile_at;
 use crate::fixtures::{
     Answer, Sent, TF_JOB, children_holding, cluster, context, context_with, finish, in_phase, job,
     no_children, object, owned_pod, owned_service, render_options, serve, status_body, with_status,
 };
-use crate::job::JobObject;
-use crate::reconcile_at;
+use crate::reconcile::error::Error;
+use crate::reconcile::job::JobObject;
 
 const APPLY: &str = "?&force=true&fieldManager=trainctl";
 const APPLY_PATCH: &str = "application/apply-patch+yaml";

@@ -43,7 +43,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use serde::Serialize;
 use serde_json::json;
 use trainctl_api::JobKind;
-use trainctl_operator::apply::PARALLELISM;
+use trainctl_operator::PARALLELISM;
 use trainctl_operator::job;
 use trainctl_operator::rate_limit::RateLimits;
 

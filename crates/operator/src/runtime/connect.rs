@@ -21,7 +21,7 @@ use kube::{Client, Config};
 use tower::limit::ConcurrencyLimitLayer;
 use tower::timeout::TimeoutLayer;
 
-use crate::rate_limit::{RateLimitLayer, RateLimits};
+use super::rate_limit::{RateLimitLayer, RateLimits};
 
 /// How long a call may wait for its response to begin: far longer than a healthy API server
 /// takes (milliseconds; it gives up on its own requests after 60 s), short enough that a lost
@@ -102,12 +102,12 @@ pub async fn config(access: &ClusterAccess) -> Result<Config, ConnectError> {
 #[derive(Clone)]
 pub struct Clients {
     /// The controllers' client: rate-limited and bounded in flight ([`client`]).
-    pub controllers: Client,
+    pub(crate) controllers: Client,
     /// Leader election's client, with a timeout only: renewing the Lease (every 2 s, within a
     /// 10 s deadline) must not queue behind the controllers' calls when 64 of them hang (a
     /// half-open connection, a slow admission webhook), or the leader would lose its lease for
     /// being busy. controller-runtime also gives leader election a client of its own.
-    pub leader_election: Client,
+    pub(crate) leader_election: Client,
 }
 
 impl From<Client> for Clients {

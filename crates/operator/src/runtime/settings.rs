@@ -7,8 +7,8 @@ use std::str::FromStr;
 use trainctl_api::JobKind;
 use trainctl_engine::BuildOptions;
 
-use crate::leader::LeaseSettings;
-use crate::rate_limit::RateLimits;
+use super::leader::LeaseSettings;
+use super::rate_limit::RateLimits;
 
 /// Everything the operator runs with.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,10 +4,10 @@
 //!   election) once every controller's job cache has had its first full list; a standby while
 //!   it waits for the lease (it is ready to take over, and a Deployment's rollout must not wait
 //!   for it to become leader). Not ready while starting, syncing or shutting down.
-//! - **Healthy** while no reconcile has been running for longer than [`WEDGED_AFTER`]: a
-//!   reconcile makes a bounded number of API calls, each with a timeout, so one that runs this
-//!   long is stuck and the kubelet should restart the process. That the endpoint answers at all
-//!   shows that the runtime is not blocked.
+//! - **Healthy** while no reconcile has been running for longer than `WEDGED_AFTER` (ten
+//!   minutes): a reconcile makes a bounded number of API calls, each with a timeout, so one that
+//!   runs this long is stuck and the kubelet should restart the process. That the endpoint
+//!   answers at all shows that the runtime is not blocked.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// How long a reconcile may run before `/healthz` reports the process as wedged.
-pub const WEDGED_AFTER: Duration = Duration::from_secs(600);
+pub(crate) const WEDGED_AFTER: Duration = Duration::from_secs(600);
 
 /// Where the process is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Connecting and binding; nothing runs yet.
     Starting,
     /// Waiting for the leader lease (leader election only).
@@ -55,13 +55,13 @@ impl Default for Health {
 
 impl Health {
     /// Moves to `phase`.
-    pub fn set_phase(&self, phase: Phase) {
+    pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.send_replace(phase);
     }
 
     /// The controllers' job caches have had their first list: a syncing process is running
     /// (one already stopping stays so).
-    pub fn caches_synced(&self) {
+    pub(crate) fn caches_synced(&self) {
         self.phase.send_if_modified(|phase| {
             let syncing = *phase == Phase::Syncing;
             if syncing {
@@ -73,18 +73,19 @@ impl Health {
 
     /// The current phase.
     #[must_use]
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         *self.phase.borrow()
     }
 
     /// The phase, as it changes.
+    #[cfg(test)]
     #[must_use]
-    pub fn subscribe(&self) -> watch::Receiver<Phase> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Phase> {
         self.phase.subscribe()
     }
 
     /// `Ok` when ready, else why not.
-    pub fn readiness(&self) -> Result<(), &'static str> {
+    pub(crate) fn readiness(&self) -> Result<(), &'static str> {
         match self.phase() {
             Phase::Standby | Phase::Running => Ok(()),
             Phase::Starting => Err("starting"),
@@ -94,7 +95,7 @@ impl Health {
     }
 
     /// `Ok` when healthy as of `now`, else why not.
-    pub fn liveness(&self, now: Instant) -> Result<(), String> {
+    pub(crate) fn liveness(&self, now: Instant) -> Result<(), String> {
         let in_flight = self
             .in_flight
             .lock()
@@ -115,7 +116,7 @@ impl Health {
     /// A reconcile of `job` starts at `started`; it counts as running until the returned guard
     /// is dropped.
     #[must_use]
-    pub fn reconcile_started(&self, job: String, started: Instant) -> InFlight<'_> {
+    pub(crate) fn reconcile_started(&self, job: String, started: Instant) -> InFlight<'_> {
         let id = self.next_reconcile.fetch_add(1, Ordering::Relaxed);
         self.in_flight
             .lock()
@@ -127,7 +128,7 @@ impl Health {
 
 /// A reconcile in flight, tracked by [`Health`] until dropped.
 #[derive(Debug)]
-pub struct InFlight<'a> {
+pub(crate) struct InFlight<'a> {
     health: &'a Health,
     id: u64,
 }

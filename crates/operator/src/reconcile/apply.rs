@@ -22,7 +22,7 @@
 //! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
 //! plan); it is returned afterwards so that the controller retries. What was created and deleted
 //! is noted in a [`Written`], for the reconcile to wait until its cache shows it
-//! ([`crate::children`]).
+//! ([`crate::reconcile::children`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -42,13 +42,12 @@ use trainctl_engine::objects::{JobObjects, build_objects, build_pod_with, build_
 use trainctl_engine::reconcile::{Deletion, JobEvent, PodGroupAction};
 use trainctl_engine::{Observed, Plan, ReplicaSlot};
 
-use crate::children::Written;
-use crate::context::{Context, child_reference};
-use crate::error::Error;
-use crate::gang;
-use crate::job::{self, RETIRED_RESTARTS_ANNOTATION};
-use crate::refusals::Attempt;
-use crate::{FIELD_MANAGER, apply_params};
+use super::children::Written;
+use super::context::{Context, FIELD_MANAGER, apply_params, child_reference};
+use super::error::Error;
+use super::gang;
+use super::job::{self, RETIRED_RESTARTS_ANNOTATION};
+use super::refusals::Attempt;
 
 /// How many creations (or deletions) of one job are in flight at once.
 pub const PARALLELISM: usize = 32;
@@ -58,7 +57,7 @@ const CHUNK: usize = 8 * PARALLELISM;
 
 /// Executes `plan` for `job`, whose pods and services were `observed`; notes in `written` the
 /// children it created and deleted.
-pub async fn apply(
+pub(crate) async fn apply(
     ctx: &Context,
     job: &TrainingJob,
     observed: &Observed,
@@ -434,7 +433,7 @@ impl<'a> Run<'a> {
 
 /// Writes a job's status subresource, by server-side apply: unlike a merge patch, this removes
 /// the fields the engine no longer sets (a replica count that fell to zero is not serialized).
-pub async fn write_status(
+pub(crate) async fn write_status(
     ctx: &Context,
     kind: JobKind,
     namespace: &str,

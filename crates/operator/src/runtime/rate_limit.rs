@@ -17,8 +17,8 @@ use tokio::time::{Instant, Sleep};
 use tower::{Layer, Service};
 
 /// The client's limits: an average of `qps` requests a second, with bursts of up to `burst`
-/// requests (what [`RateLimitLayer`] applies), and at most `max_in_flight` requests waiting for
-/// their response (applied by [`crate::connect::client`] with tower's `ConcurrencyLimit`).
+/// requests (what `RateLimitLayer` applies), and at most `max_in_flight` requests waiting for
+/// their response (applied by [`crate::runtime::connect::client`] with tower's `ConcurrencyLimit`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimits {
     /// Requests a second, on average; positive and finite.
@@ -44,14 +44,14 @@ impl Default for RateLimits {
 
 /// A [`Layer`] that rate-limits a service by [`RateLimits`]' `qps` and `burst`.
 #[derive(Debug, Clone, Copy)]
-pub struct RateLimitLayer {
+pub(crate) struct RateLimitLayer {
     limits: RateLimits,
 }
 
 impl RateLimitLayer {
     /// A layer applying `limits`.
     #[must_use]
-    pub fn new(limits: RateLimits) -> RateLimitLayer {
+    pub(crate) fn new(limits: RateLimits) -> RateLimitLayer {
         RateLimitLayer { limits }
     }
 }
@@ -104,7 +104,7 @@ impl TokenBucket {
 
 /// A service whose requests are rate-limited; see [`RateLimitLayer`].
 #[derive(Debug)]
-pub struct RateLimit<S> {
+pub(crate) struct RateLimit<S> {
     inner: S,
     bucket: TokenBucket,
     sleep: Option<Pin<Box<Sleep>>>,

@@ -1,6 +1,6 @@
 //! The jobs' children as the operator's watches last saw them: a cache of the Pods (slimmed to
-//! what [`crate::observe`] reads) and of the Services' metadata, per kind and namespace scope,
-//! that reconciles read instead of listing from the API server.
+//! what [`observe`](super::observe) reads) and of the Services' metadata, per kind and namespace
+//! scope, that reconciles read instead of listing from the API server.
 //!
 //! ## Why a cache
 //! Listing a job's pods from the API server at every reconcile is exact, but costly where it
@@ -35,7 +35,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use trainctl_api::TrainingJob;
 
-use crate::owners::Owners;
+use super::owners::Owners;
 
 /// How long a reconcile that wrote waits at most for the cache to show its writes.
 pub const READ_YOUR_WRITES: Duration = Duration::from_secs(5);
@@ -123,9 +123,9 @@ impl Children {
 
     /// The job's pods and services as cached: those in its namespace that it controls (a
     /// controller owner reference with its uid; a job without a uid controls what carries its
-    /// name label). [`crate::observe`] then keeps those that stand for one of its slots.
+    /// name label). [`observe`](super::observe) then keeps those that stand for one of its slots.
     ///
-    /// Found through the owners' indexes ([`crate::owners`]), not by scanning the caches.
+    /// Found through the owners' indexes ([`owners`](super::owners)), not by scanning the caches.
     #[must_use]
     pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<Pod>>, Vec<Arc<ServiceMeta>>) {
         let Some(uid) = job.metadata().uid.as_deref() else {
@@ -344,8 +344,8 @@ mod tests {
         );
         // What observe makes of it is what it made of the whole pod.
         assert_eq!(
-            crate::observe::observe(&job, [&pod], [], 0),
-            crate::observe::observe(&job, [&full], [], 0)
+            crate::reconcile::observe::observe(&job, [&pod], [], 0),
+            crate::reconcile::observe::observe(&job, [&full], [], 0)
         );
     }
 

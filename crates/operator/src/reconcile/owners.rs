@@ -1,7 +1,7 @@
 //! An index of cached children by the uid of their controller, kept beside a watch's store.
 //!
-//! A reconcile reads its job's children from the caches ([`crate::children`]). Finding them by
-//! scanning a cache costs a look at every pod of every job of the kind, at every reconcile:
+//! A reconcile reads its job's children from the caches ([`children`](super::children)). Finding
+//! them by scanning a cache costs a look at every pod of every job of the kind, at every reconcile:
 //! with a hundred jobs, each woken many times while its pods start, that is millions of
 //! owner-reference comparisons, the largest part of the operator's CPU (taken from the API
 //! server it may share a machine with). The index answers with the keys of the job's own

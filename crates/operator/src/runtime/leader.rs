@@ -27,7 +27,7 @@ use kube::api::{Api, PostParams};
 use tokio::time::Instant;
 
 /// A wall clock, for the times written into the lease (injectable for tests).
-pub type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
+pub(crate) type Clock = Arc<dyn Fn() -> Timestamp + Send + Sync>;
 
 /// Where the lease is, who we are, and the timing (client-go's and controller-runtime's
 /// defaults: 15 s lease, 10 s renew deadline, 2 s retry period).
@@ -104,7 +104,7 @@ pub enum LostLease {
 
 /// What a try found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Attempt {
+pub(crate) enum Attempt {
     /// This process holds the lease (acquired or renewed).
     Leader,
     /// Another process holds the lease and it is live.
@@ -119,7 +119,7 @@ struct Observation {
 }
 
 /// One candidate for the lease.
-pub struct Elector {
+pub(crate) struct Elector {
     api: Api<Lease>,
     settings: LeaseSettings,
     clock: Clock,
@@ -138,13 +138,13 @@ impl std::fmt::Debug for Elector {
 impl Elector {
     /// A candidate for the lease of `settings`, writing times from the system clock.
     #[must_use]
-    pub fn new(client: Client, settings: LeaseSettings) -> Elector {
+    pub(crate) fn new(client: Client, settings: LeaseSettings) -> Elector {
         Elector::with_clock(client, settings, Arc::new(Timestamp::now))
     }
 
     /// A candidate writing times from `clock`.
     #[must_use]
-    pub fn with_clock(client: Client, settings: LeaseSettings, clock: Clock) -> Elector {
+    pub(crate) fn with_clock(client: Client, settings: LeaseSettings, clock: Clock) -> Elector {
         Elector {
             api: Api::namespaced(client, &settings.namespace),
             settings,
@@ -155,13 +155,13 @@ impl Elector {
 
     /// `namespace/name` of the lease.
     #[must_use]
-    pub fn lease(&self) -> String {
+    pub(crate) fn lease(&self) -> String {
         format!("{}/{}", self.settings.namespace, self.settings.name)
     }
 
     /// Whether the lease, as last seen, is held by this process.
     #[must_use]
-    pub fn is_leader(&self) -> bool {
+    pub(crate) fn is_leader(&self) -> bool {
         self.observed.as_ref().is_some_and(|observed| {
             observed.spec.holder_identity.as_deref() == Some(self.settings.identity.as_str())
         })
@@ -169,7 +169,7 @@ impl Elector {
 
     /// One try to acquire the lease, or to renew it when held: client-go's
     /// `tryAcquireOrRenew`.
-    pub async fn try_acquire_or_renew(&mut self) -> Result<Attempt, kube::Error> {
+    pub(crate) async fn try_acquire_or_renew(&mut self) -> Result<Attempt, kube::Error> {
         let now = (self.clock)();
         let Some(mut lease) = self.api.get_opt(&self.settings.name).await? else {
             return self.create(now).await;
@@ -268,7 +268,7 @@ impl Elector {
     }
 
     /// Tries every retry period until this process holds the lease.
-    pub async fn acquire(&mut self) {
+    pub(crate) async fn acquire(&mut self) {
         let mut last_holder = None;
         loop {
             match self.try_acquire_or_renew().await {
@@ -292,7 +292,7 @@ impl Elector {
 
     /// Renews the lease every retry period for as long as this process holds it; returns why
     /// it stopped being the leader.
-    pub async fn hold(&mut self) -> LostLease {
+    pub(crate) async fn hold(&mut self) -> LostLease {
         loop {
             tokio::time::sleep(self.settings.retry_period).await;
             let deadline = Instant::now() + self.settings.renew_deadline;
@@ -326,7 +326,7 @@ impl Elector {
 
     /// Gives the lease up, if this process holds it: clears the holder and shortens the
     /// duration to 1 s. Returns whether it was released.
-    pub async fn release(&mut self) -> Result<bool, kube::Error> {
+    pub(crate) async fn release(&mut self) -> Result<bool, kube::Error> {
         if !self.is_leader() {
             return Ok(false);
         }

@@ -96,11 +96,11 @@ mod tests {
     use trainctl_api::{JobKind, ReplicaType};
 
     use super::*;
+    use crate::fixtures::reconcile_at;
     use crate::fixtures::{
         Sent, TF_JOB, children_holding, cluster, context, finish, job, object, owned_pod,
         owned_service, serve, status_body, with_status,
     };
-    use crate::reconcile_at;
 
     fn worker(index: i32) -> ReplicaSlot {
         ReplicaSlot::new(ReplicaType::Worker, index)

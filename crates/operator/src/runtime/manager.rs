@@ -18,15 +18,15 @@ use std::sync::Arc;
 use axum::Router;
 use tokio::sync::watch;
 
-use crate::connect::Clients;
-use crate::context::Context;
-use crate::controller::{self, Scope};
-use crate::health::{Health, Phase};
-use crate::http::{Endpoint, health_routes, metrics_routes};
-use crate::leader::{Elector, LostLease};
-use crate::metrics::Metrics;
-use crate::settings::Settings;
-use crate::shutdown::StopRequests;
+use super::connect::Clients;
+use super::controller::{self, Scope};
+use super::health::{Health, Phase};
+use super::http::{Endpoint, health_routes, metrics_routes};
+use super::leader::{Elector, LostLease};
+use super::settings::Settings;
+use super::shutdown::StopRequests;
+use crate::reconcile::context::Context;
+use crate::reconcile::metrics::Metrics;
 
 /// How long releasing the lease may take at shutdown before the process leaves it to expire.
 const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -53,7 +53,7 @@ pub enum RunError {
     Forced,
     /// The gang scheduling asked for cannot work on this cluster.
     #[error(transparent)]
-    Gang(#[from] crate::gang::Unusable),
+    Gang(#[from] crate::reconcile::gang::Unusable),
 }
 
 /// The process's shared pieces, as the endpoints see them.
@@ -79,7 +79,7 @@ pub async fn run(
     }
     let clients = clients.into();
     if let Some(scheduler) = settings.build.gang_scheduler() {
-        crate::gang::check_served(&clients.controllers, &scheduler).await?;
+        crate::reconcile::gang::check_served(&clients.controllers, &scheduler).await?;
     }
     let endpoints = bind(&settings, &observability).await?;
     let addresses: Vec<(&'static str, SocketAddr)> = endpoints

@@ -52,10 +52,10 @@ mod tests {
     use trainctl_engine::ReplicaSlot;
 
     use super::*;
+    use crate::fixtures::reconcile_at;
     use crate::fixtures::{
         TF_JOB, children_holding, cluster, context, finish, in_phase, job, object, owned_pod, serve,
     };
-    use crate::reconcile_at;
 
     fn exit(index: i32, finished: i64, code: i32) -> ReplicaExit {
         ReplicaExit {

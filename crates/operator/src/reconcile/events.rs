@@ -238,9 +238,9 @@ mod tests {
     use trainctl_engine::reconcile::JobEvent;
 
     use super::{REFILL, SpamFilter, TRACKED};
-    use crate::context::child_reference;
     use crate::fixtures::{Sent, context, finish, job, serve};
-    use crate::job::object_reference;
+    use crate::reconcile::context::child_reference;
+    use crate::reconcile::job::object_reference;
 
     const JOB: &str = "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: mnist, namespace: ml, uid: u-1}\nspec:\n  tfReplicaSpecs:\n    Worker:\n      template: {spec: {containers: [{name: tensorflow, image: tf}]}}\n";
 

@@ -8,37 +8,46 @@ use kube::runtime::events::Reporter;
 use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 
-use crate::events::Events;
-use crate::exits::ReportedExits;
-use crate::metrics::Metrics;
-use crate::refusals::Refusals;
+use super::events::Events;
+use super::exits::ReportedExits;
+use super::metrics::Metrics;
+use super::refusals::Refusals;
+
+/// The field manager of every server-side apply, and the reporting controller of events.
+pub const FIELD_MANAGER: &str = "trainctl";
+
+/// Server-side apply as [`FIELD_MANAGER`], taking over fields others set.
+#[must_use]
+pub(crate) fn apply_params() -> kube::api::PatchParams {
+    kube::api::PatchParams::apply(FIELD_MANAGER).force()
+}
 
 /// The client, the event queue, the metrics and the operator's settings for the objects it
 /// builds.
 #[derive(Clone)]
 pub struct Context {
     /// The Kubernetes client.
-    pub client: Client,
+    pub(crate) client: Client,
     /// Records events about jobs (`events.k8s.io/v1`), in the background.
-    pub events: Arc<Events>,
+    pub(crate) events: Arc<Events>,
     /// How pods and services are built: the same options `trainctl render` takes.
-    pub build: BuildOptions,
+    pub(crate) build: BuildOptions,
     /// The metrics reconciles count into.
-    pub metrics: Arc<Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// The replica exits already reported.
-    pub exits: Arc<ReportedExits>,
+    pub(crate) exits: Arc<ReportedExits>,
     /// The pod creations the API server refused.
-    pub refusals: Arc<Refusals>,
+    pub(crate) refusals: Arc<Refusals>,
 }
 
 impl Context {
-    /// A context whose events are reported by [`FIELD_MANAGER`](crate::FIELD_MANAGER), counting
+    /// A context whose events are reported by [`FIELD_MANAGER`], counting
     /// into metrics of its own. Spawns the event writers on the current tokio runtime
-    /// ([`Events::spawn`]): they stop once every clone of the context is dropped.
+    /// (`Events::spawn`): they stop once every clone of the context is dropped.
     #[must_use]
     pub fn new(client: Client, build: BuildOptions) -> Context {
         let reporter = Reporter {
-            controller: crate::FIELD_MANAGER.to_owned(),
+            controller: FIELD_MANAGER.to_owned(),
             instance: None,
         };
         Context {
@@ -53,14 +62,14 @@ impl Context {
 
     /// The context counting into `metrics`.
     #[must_use]
-    pub fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
+    pub(crate) fn with_metrics(self, metrics: Arc<Metrics>) -> Context {
         Context { metrics, ..self }
     }
 }
 
 /// A reference to a job's child, for [`Context::publish`]'s `related`.
 #[must_use]
-pub fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
+pub(crate) fn child_reference(job: &TrainingJob, kind: &str, name: &str) -> ObjectReference {
     ObjectReference {
         api_version: Some("v1".to_owned()),
         kind: Some(kind.to_owned()),

@@ -85,7 +85,7 @@ pub enum Error {
 impl Error {
     /// A stable, lowercase label for metrics and logs (`apply`, `patch_status`, ...).
     #[must_use]
-    pub fn metric_label(&self) -> &'static str {
+    pub(crate) fn metric_label(&self) -> &'static str {
         match self {
             Error::ListPods { .. } => "list_pods",
             Error::ListServices { .. } => "list_services",

@@ -1,11 +1,11 @@
-//! The training job as the operator sees it: a [`JobObject`] of one kind, read into the api
+//! The training job as the operator sees it: a `JobObject` of one kind, read into the api
 //! crate's [`TrainingJob`] and defaulted.
 //!
 //! ## Why not the typed CRDs
 //! The six kinds are typed in `trainctl-api`, and a typed `Controller<TFJob>` would work. But a
 //! typed watcher deserializes every object of the kind in one list: a single job that the API
 //! server accepted and our types refuse (a CRD installed from elsewhere, an older schema) would
-//! stall the whole kind. Watching [`JobObject`]s with the kind's [`ApiResource`] (derived from
+//! stall the whole kind. Watching `JobObject`s with the kind's [`ApiResource`] (derived from
 //! the typed CRD, so the two cannot drift) keeps the watch healthy and lets that one job fail
 //! with a message naming the field, like any other invalid job. One untyped reconcile then
 //! serves all six controllers.
@@ -14,7 +14,7 @@
 //! The controllers cache every job they watch. A [`kube::api::DynamicObject`] keeps all but the
 //! metadata as a `serde_json::Value` tree, a map and an allocation per field: several times the
 //! size of the JSON it came from, and kube's reflector holds a copy of each.
-//! A [`JobObject`] keeps the spec and the status as the JSON text itself, read into a
+//! A `JobObject` keeps the spec and the status as the JSON text itself, read into a
 //! [`TrainingJob`] when a reconcile starts (microseconds, once per reconcile).
 
 use std::borrow::Cow;
@@ -36,30 +36,30 @@ use trainctl_api::{
 /// fields (`apiVersion`, `kind`: the watch's resource says them) are dropped, so the serialized
 /// form is for [`read`] only, never an object to send.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JobObject {
+pub(crate) struct JobObject {
     /// The object's metadata.
     #[serde(default)]
-    pub metadata: ObjectMeta,
+    pub(crate) metadata: ObjectMeta,
     /// The spec, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
         skip_serializing_if = "Option::is_none"
     )]
-    pub spec: Option<Box<RawValue>>,
+    pub(crate) spec: Option<Box<RawValue>>,
     /// The status, as JSON text (`null` included); `None` when absent.
     #[serde(
         default,
         deserialize_with = "json_text",
         skip_serializing_if = "Option::is_none"
     )]
-    pub status: Option<Box<RawValue>>,
+    pub(crate) status: Option<Box<RawValue>>,
 }
 
 impl JobObject {
     /// The status recorded on the object, if it has one that reads as a job status.
     #[must_use]
-    pub fn recorded_status(&self) -> Option<JobStatus> {
+    pub(crate) fn recorded_status(&self) -> Option<JobStatus> {
         serde_json::from_str(self.status.as_ref()?.get()).ok()
     }
 }
@@ -127,7 +127,7 @@ pub fn api_resource(kind: JobKind) -> ApiResource {
     }
 }
 
-/// Reads a job object of `kind` (a [`JobObject`], or any other form of it that serializes to
+/// Reads a job object of `kind` (a `JobObject`, or any other form of it that serializes to
 /// its JSON, such as a `DynamicObject`) and applies the defaults (there is no mutating webhook),
 /// or says which field does not fit the type.
 pub fn read(kind: JobKind, object: &impl Serialize) -> Result<TrainingJob, String> {
@@ -158,7 +158,7 @@ fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
 
 /// `namespace/name`, as logs and errors name a job.
 #[must_use]
-pub fn display_name(job: &TrainingJob) -> String {
+pub(crate) fn display_name(job: &TrainingJob) -> String {
     format!("{}/{}", job.namespace(), job.name())
 }
 
@@ -176,7 +176,7 @@ pub fn retired_restarts(job: &TrainingJob) -> u32 {
 
 /// The reference events about the job point at.
 #[must_use]
-pub fn object_reference(job: &TrainingJob) -> ObjectReference {
+pub(crate) fn object_reference(job: &TrainingJob) -> ObjectReference {
     let metadata = job.metadata();
     ObjectReference {
         api_version: Some(trainctl_api::API_VERSION.to_owned()),

@@ -1,5 +1,6 @@
 //! Observation: a job's Pods and Services, as the operator's watches cached them
-//! ([`crate::children`]), translated into the engine's [`Observed`]. Pure; no client in scope.
+//! ([`children`](super::children)), translated into the engine's [`Observed`]. Pure; no client
+//! in scope.
 //!
 //! A pod or service counts for the job when the job controls it (a controller owner reference
 //! with the job's uid), its labels name a replica slot, and its name is that slot's name. Anything

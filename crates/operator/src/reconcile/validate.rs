@@ -37,7 +37,7 @@ pub fn message(kind: JobKind, namespace: &str, name: &str, why: &str) -> String 
 /// the refusal's `message`) and `completionTime`. `None` when there is nothing to write: the
 /// job already finished (Failed and Succeeded are absorbing).
 #[must_use]
-pub fn refused_status(
+pub(crate) fn refused_status(
     kind: JobKind,
     previous: Option<&JobStatus>,
     message: &str,
@@ -76,7 +76,7 @@ pub fn refused_status(
 
 /// `<Kind>Failed`: the reason of the condition and the event of a refused job.
 #[must_use]
-pub fn refused_reason(kind: JobKind) -> String {
+pub(crate) fn refused_reason(kind: JobKind) -> String {
     format!("{kind}Failed")
 }
 

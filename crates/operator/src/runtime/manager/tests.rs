@@ -15,10 +15,10 @@ use trainctl_engine::BuildOptions;
 
 use super::*;
 use crate::fixtures::Sent;
-use crate::leader::LeaseSettings;
-use crate::leader::tests::{Stored, fake_api, held_by, lease};
-use crate::rate_limit::RateLimits;
-use crate::settings::BindAddress;
+use crate::runtime::leader::LeaseSettings;
+use crate::runtime::leader::tests::{Stored, fake_api, held_by, lease};
+use crate::runtime::rate_limit::RateLimits;
+use crate::runtime::settings::BindAddress;
 
 const LEASES: &str = "/apis/coordination.k8s.io/";
 
@@ -241,7 +241,7 @@ impl Running {
     /// `GET path`: the status and body.
     async fn get(&self, path: &str) -> (u16, String) {
         let (status, _, body) =
-            crate::http::tests::get(format!("http://{}{path}", self.address)).await;
+            crate::runtime::http::tests::get(format!("http://{}{path}", self.address)).await;
         (status, body)
     }
 

@@ -1,6 +1,6 @@
 //! The controllers: one kube-runtime `Controller` per job kind, watching the kind's jobs (as
-//! [`JobObject`]s, see [`crate::job`]) and the Pods and Services they own (cached as
-//! [`Children`]), and the reconcile they all run.
+//! `JobObject`s, see [`crate::job`]) and the Pods and Services they own (cached as
+//! `Children`), each running a job's reconcile (`decide_and_apply`) in its turn.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,28 +9,27 @@ use futures_util::future;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use kube::{Resource as _, ResourceExt as _};
 use tokio::sync::{Semaphore, watch};
 use trainctl_api::JobKind;
 use trainctl_engine::naming::OPERATOR_NAME_LABEL;
-use trainctl_engine::reconcile::{EventType, JobEvent, Transition};
 
-use crate::children::{self, Children, Written, first_list};
-use crate::context::Context;
-use crate::error::Error;
-use crate::health::Health;
-use crate::job::JobObject;
-use crate::owners::Owners;
-use crate::pacing::Pacing;
-use crate::watch::on_its_own;
-use crate::{apply, gang, job, observe, validate};
+use super::health::Health;
+use super::pacing::Pacing;
+use super::watch::on_its_own;
+use crate::reconcile::children::{self, Children, Written, first_list};
+use crate::reconcile::context::Context;
+use crate::reconcile::error::Error;
+use crate::reconcile::job::JobObject;
+use crate::reconcile::owners::Owners;
+use crate::reconcile::{decide_and_apply, gang, job};
 
 /// How long the controller waits before retrying a job whose reconcile failed.
-pub const RETRY_AFTER: Duration = Duration::from_secs(5);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 /// What the controllers watch and how many reconciles they run at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,8 +206,8 @@ fn controller(
         })
         .applied_objects();
     // Only this kind's children are watched, not every pod of the cluster. Each watch backs off
-    // on its own (crate::watch). The caches keep what reconciles read (crate::children): the
-    // pods slimmed, the services' metadata.
+    // on its own (runtime::watch). The caches keep what reconciles read (reconcile::children):
+    // the pods slimmed, the services' metadata.
     let selector = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
     let (pod_store, pod_writer) = reflector::store();
@@ -279,7 +278,7 @@ fn controller(
     (jobs_ready, children, running)
 }
 
-/// Waits for the job's turn ([`crate::pacing`]), for a free thread of the kind (counted in
+/// Waits for the job's turn ([`crate::runtime::pacing`]), for a free thread of the kind (counted in
 /// `trainctl_queue_depth` meanwhile) and for the children's caches to have had their first
 /// list, then reconciles the job as the cache holds it by then; a job that was deleted
 /// meanwhile, or a wait interrupted by shutdown, is dropped. Times the reconcile and counts its
@@ -359,7 +358,7 @@ async fn reconcile_in_turn(
     clippy::needless_pass_by_value,
     reason = "the signature kube-runtime's Controller::run asks for"
 )]
-pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -> Action {
+pub(crate) fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -> Action {
     tracing::warn!(
         job = %object.name_any(),
         operation = error.metric_label(),
@@ -367,98 +366,4 @@ pub fn error_policy(object: Arc<JobObject>, error: &Error, _ctx: Arc<Context>) -
         "reconcile failed; retrying"
     );
     Action::requeue(RETRY_AFTER)
-}
-
-/// Reconciles one job of `kind` as of `now`: read and validate, fetch (from `children`),
-/// observe, decide, apply, and wait until `children` shows what was created and deleted.
-pub async fn reconcile_at(
-    kind: JobKind,
-    object: &JobObject,
-    ctx: &Context,
-    children: &Children,
-    now: Timestamp,
-) -> Result<Action, Error> {
-    let mut written = Written::default();
-    let outcome = decide_and_apply(kind, object, ctx, children, now, &mut written).await;
-    children.await_written(&written).await;
-    outcome
-}
-
-/// [`reconcile_at`] up to the wait for the caches: what was created and deleted goes into
-/// `written`.
-#[tracing::instrument(skip_all, fields(%kind, job = %object.name_any()))]
-async fn decide_and_apply(
-    kind: JobKind,
-    object: &JobObject,
-    ctx: &Context,
-    children: &Children,
-    now: Timestamp,
-    written: &mut Written,
-) -> Result<Action, Error> {
-    if object.meta().deletion_timestamp.is_some() {
-        // Kubernetes collects the children through their owner references.
-        let uid = object.meta().uid.as_deref().unwrap_or_default();
-        ctx.exits.forget(uid);
-        ctx.refusals.forget(uid);
-        return Ok(Action::await_change());
-    }
-    let job = match job::read(kind, object) {
-        Ok(job) => job,
-        Err(why) => return refuse(kind, object, ctx, &why, now).await,
-    };
-    if job.run_policy().is_managed_elsewhere() {
-        // MultiKueue owns the job: not even a refusal is ours to write.
-        return Ok(Action::await_change());
-    }
-    if let Some(why) = validate::errors(&job) {
-        return refuse(kind, object, ctx, &why, now).await;
-    }
-    let (pods, services) = children.of(&job);
-    // No restart back-off of our own (`Observed::restart_backoff` stays `NONE`), as upstream:
-    // the kubelet backs off in-place restarts, and re-created pods start at once.
-    let mut observed = observe::observe(
-        &job,
-        pods.iter().map(AsRef::as_ref),
-        services.iter().map(|service| &service.metadata),
-        job::retired_restarts(&job),
-    );
-    drop((pods, services));
-    observed.refused = ctx
-        .refusals
-        .of(job.metadata().uid.as_deref().unwrap_or_default());
-    if let Some(scheduler) = ctx.build.gang_scheduler() {
-        observed.gang = Some(gang::observe(ctx, &job, scheduler).await?);
-    }
-    let plan = trainctl_engine::reconcile(&job, &observed, now);
-    tracing::debug!(?plan, "planned");
-    apply::apply(ctx, &job, &observed, &plan, written).await?;
-    Ok(plan
-        .requeue_after
-        .map_or_else(Action::await_change, |after| {
-            Action::requeue(after.unsigned_abs())
-        }))
-}
-
-/// Fails a job that cannot be read or is invalid, once, with `why`; nothing is created for it.
-async fn refuse(
-    kind: JobKind,
-    object: &JobObject,
-    ctx: &Context,
-    why: &str,
-    now: Timestamp,
-) -> Result<Action, Error> {
-    let namespace = object.namespace().unwrap_or_else(|| "default".to_owned());
-    let name = object.name_any();
-    let previous = object.recorded_status();
-    let message = validate::message(kind, &namespace, &name, why);
-    if let Some(status) = validate::refused_status(kind, previous.as_ref(), &message, now) {
-        tracing::warn!(%message, "refusing the job");
-        apply::write_status(ctx, kind, &namespace, &name, &status).await?;
-        ctx.metrics
-            .transitions(&namespace, kind, &[Transition::Failed]);
-        let event = JobEvent::new(EventType::Warning, validate::refused_reason(kind), message);
-        let regarding = object.object_ref(&job::api_resource(kind));
-        ctx.events.record(&regarding, &event, "Validate", None);
-    }
-    Ok(Action::await_change())
 }

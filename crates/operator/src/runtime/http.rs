@@ -14,8 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
 
-use crate::health::Health;
-use crate::metrics::Metrics;
+use super::health::Health;
+use crate::reconcile::metrics::Metrics;
 
 /// The content type of `/metrics` (prometheus-client writes the `OpenMetrics` text format).
 pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -94,7 +94,7 @@ pub(crate) mod tests {
     use tokio::sync::oneshot;
 
     use super::*;
-    use crate::health::{Phase, WEDGED_AFTER};
+    use crate::runtime::health::{Phase, WEDGED_AFTER};
 
     /// `GET url` over HTTP: the status, content type and body.
     pub(crate) async fn get(url: String) -> (u16, String, String) {

@@ -34,13 +34,13 @@ impl StopRequests {
 
     /// Stop requests sent through the returned sender.
     #[must_use]
-    pub fn channel() -> (mpsc::UnboundedSender<()>, StopRequests) {
+    pub(crate) fn channel() -> (mpsc::UnboundedSender<()>, StopRequests) {
         let (sender, requests) = mpsc::unbounded_channel();
         (sender, StopRequests { requests })
     }
 
     /// Waits for the next request; never resolves once every sender is gone.
-    pub async fn next(&mut self) {
+    pub(crate) async fn next(&mut self) {
         if self.requests.recv().await.is_none() {
             std::future::pending::<()>().await;
         }

@@ -11,10 +11,9 @@ use trainctl_engine::objects::workload::{self, WORKLOAD_KIND};
 use trainctl_engine::podgroup::{self, GangScheduler, KIND, PodGroup};
 use trainctl_engine::reconcile::{ObservedGang, PodGroupPhase};
 
-use crate::apply_params;
-use crate::context::Context;
-use crate::error::Error;
-use crate::job;
+use super::context::{Context, apply_params};
+use super::error::Error;
+use super::job;
 
 /// The condition a `scheduling.k8s.io` PodGroup's scheduler writes.
 const SCHEDULED_CONDITION: &str = "PodGroupScheduled";

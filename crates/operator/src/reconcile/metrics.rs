@@ -6,7 +6,7 @@
 //!   deletions when the job watch reports one;
 //! - `trainctl_reconcile_duration_seconds{kind}`: how long each reconcile took;
 //! - `trainctl_reconcile_errors_total{kind, operation}`: failed reconciles, by the step that
-//!   failed ([`Error::metric_label`]);
+//!   failed (`Error::metric_label`);
 //! - `trainctl_queue_depth{kind}`: reconciles that are due (kube-runtime has deduplicated them
 //!   and released them to run) and wait for one of the kind's `--controller-threads` workers;
 //! - `trainctl_leader`: 1 while this process runs the controllers (it holds the leader lease, or
@@ -24,7 +24,7 @@ use trainctl_api::JobKind;
 use trainctl_engine::reconcile::Transition;
 use trainctl_metrics::JobCounters;
 
-use crate::error::Error;
+use super::error::Error;
 
 /// The label of the per-kind metrics: `kind="TFJob"`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -176,10 +176,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::fixtures::reconcile_at;
     use crate::fixtures::{
         TF_JOB, cluster, context, finish, job, no_children, object, serve, status_body, with_status,
     };
-    use crate::reconcile_at;
 
     fn api_error() -> kube::Error {
         kube::Error::Api(Box::new(kube::core::Status::failure(
@@ -259,7 +259,7 @@ trainctl_leader 0
     /// Reconciles `object` once against `answer`, counting into `metrics`.
     async fn reconcile_into(
         metrics: &Arc<Metrics>,
-        object: &crate::job::JobObject,
+        object: &crate::reconcile::job::JobObject,
         answer: impl FnMut(&crate::fixtures::Sent) -> crate::fixtures::Answer + Send + 'static,
     ) -> Result<kube::runtime::controller::Action, Error> {
         let (ctx, handle) = context();
