@@ -1,58 +1,28 @@
-//! The API's answers (`/api/v1/...`), from the cluster: what the dashboard may do
-//! ([`info`]), every job in one line ([`summaries`]), one job ([`one`]) and its actions; and
-//! errors in the API's envelope `{"error": "...", "details": []}` ([`Failure`]).
+//! The dashboard's data from the cluster ([`Dashboard`] as a [`Source`]): what the dashboard
+//! may do ([`Source::info`], its actions as RBAC allows them), every job in one line, one job
+//! with its pods and events and its actions, and its logs ([`super::logs`]). Curves and the
+//! Machine page are this machine's and are not read from a cluster. The cluster's failures
+//! become the API's statuses (`From<ClusterError> for Failure`).
 
-use axum::Json;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Request, State};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
 use axum::http::{Method, StatusCode};
-use axum::response::{IntoResponse, Response};
 use futures_util::future::try_join;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use kube::api::{Api, PostParams};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use tokio::sync::watch;
 use trainctl_api::JobKind;
-use trainctl_api::manifest::check_namespace;
-use trainctl_server::view::{JobSummary, JobView};
+use trainctl_dashboard::{Failure, JobPath, Source};
+use trainctl_server_api::{
+    ClusterShown, DashboardInfo, JobSummary, JobView, LogsQuery, MachineView, ScalarsView,
+};
 
-use super::Dashboard;
-use super::views;
+use super::{Dashboard, views};
 use crate::cluster::{ClusterError, ClusterJob};
-
-/// What `.../scalars` answers: a cluster's event files are not read.
-pub fn no_curves() -> Value {
-    json!({"roots": [], "series": [], "problems": [], "env": "TRAINCTL_TENSORBOARD_DIR"})
-}
-
-/// An answer other than a success: its status and message, sent in the API's envelope.
-#[derive(Debug)]
-pub struct Failure {
-    status: StatusCode,
-    message: String,
-}
-
-impl Failure {
-    /// A failure with `status` saying `message`.
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Failure {
-        Failure {
-            status,
-            message: message.into(),
-        }
-    }
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        (
-            self.status,
-            Json(json!({ "error": self.message, "details": [] })),
-        )
-            .into_response()
-    }
-}
 
 impl From<ClusterError> for Failure {
     /// RBAC's refusal is 403, a kind whose CRD is not installed 404, a conflict 409; every
@@ -68,81 +38,31 @@ impl From<ClusterError> for Failure {
     }
 }
 
-/// The path of one job: `/api/v1/namespaces/{namespace}/{plural}/{name}`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct JobPath {
-    namespace: String,
-    plural: String,
-    name: String,
+/// Why there is no Machine page: it is a local server's.
+fn no_machine() -> Failure {
+    Failure::new(
+        StatusCode::NOT_FOUND,
+        "the Machine page shows a local server's machine (trainctl server); for a cluster's \
+         nodes: kubectl top nodes",
+    )
 }
 
 impl Dashboard {
-    /// Every job shown, oldest first.
-    pub async fn summaries(&self) -> Result<Vec<JobSummary>, ClusterError> {
-        let namespace = self.namespace.as_deref();
-        let (listed, pods) = try_join(
-            self.cluster.list_jobs(None, namespace),
-            self.cluster.training_pods(namespace),
-        )
-        .await?;
-        Ok(views::summaries(&listed.jobs, &pods))
-    }
-
-    /// The job `path` names: 400 when its namespace or plural is not one, 404 when the
-    /// dashboard does not show its namespace or there is no such job.
-    pub async fn find(
-        &self,
-        path: Result<Path<JobPath>, PathRejection>,
-    ) -> Result<ClusterJob, Failure> {
-        let Path(path) =
-            path.map_err(|rejection| Failure::new(StatusCode::BAD_REQUEST, rejection.body_text()))?;
-        check_namespace(&path.namespace).map_err(|problem| {
-            Failure::new(
-                StatusCode::BAD_REQUEST,
-                format!("the path's namespace: {problem}"),
-            )
-        })?;
-        let kind: JobKind =
-            path.plural
-                .parse()
-                .map_err(|unknown: trainctl_api::kind::UnknownKind| {
-                    Failure::new(StatusCode::BAD_REQUEST, unknown.to_string())
-                })?;
-        if let Some(shown) = self
-            .namespace
-            .as_deref()
-            .filter(|&shown| shown != path.namespace)
-        {
-            return Err(Failure::new(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "this dashboard shows namespace \"{shown}\" only; for namespace \"{}\": \
-                     trainctl --kube dashboard -n {} (or -A)",
-                    path.namespace, path.namespace
-                ),
-            ));
-        }
-        self.cluster
-            .get_job(kind, &path.namespace, &path.name)
-            .await?
-            .ok_or_else(|| {
-                Failure::new(
-                    StatusCode::NOT_FOUND,
-                    format!(
-                        "{} \"{}\" not found in namespace \"{}\"",
-                        kind.singular(),
-                        path.name,
-                        path.namespace
-                    ),
-                )
-            })
-    }
-
     /// The view of `job`: its pods and its events, read now.
-    pub async fn view(&self, job: &ClusterJob) -> Result<JobView, ClusterError> {
+    async fn view_of(&self, job: &ClusterJob) -> Result<JobView, ClusterError> {
         let (pods, events) =
             try_join(self.cluster.pods_of(job), self.cluster.events_of(job)).await?;
         Ok(views::job_view(job, &pods, events))
+    }
+
+    /// `job` as it is now; [`Failure::gone`] once it is deleted, or another job took its name.
+    async fn again(&self, job: &ClusterJob) -> Result<ClusterJob, Failure> {
+        let now = self
+            .cluster
+            .get_job(job.kind, job.namespace(), job.name())
+            .await?;
+        now.filter(|now| now.uid() == job.uid())
+            .ok_or_else(|| Failure::gone(format!("{} was deleted", job.resource())))
     }
 
     /// Whether RBAC lets this user `patch` and `delete` jobs where the dashboard looks (asked
@@ -175,108 +95,138 @@ impl Dashboard {
     }
 }
 
-/// `GET /api/v1/dashboard`: what the pages show and may do here.
-pub async fn info(State(dashboard): State<Dashboard>) -> Response {
-    Json(json!({
-        "source": "kube",
-        "curves": false,
-        "machine": false,
-        "actions": dashboard.may_act().await,
-        "version": env!("CARGO_PKG_VERSION"),
-        "context": dashboard.context,
-        "namespace": dashboard.namespace,
-    }))
-    .into_response()
-}
+impl Source for Dashboard {
+    type Job = ClusterJob;
+    type Curves = ();
+    const CURVES_EVERY: Option<Duration> = None;
 
-/// `GET /api/v1/job-summaries`.
-pub async fn summaries(State(dashboard): State<Dashboard>) -> Result<Response, Failure> {
-    let items = dashboard.summaries().await?;
-    Ok(Json(json!({ "items": items })).into_response())
-}
-
-/// `GET /api/v1/machine` and its stream: not a cluster's.
-pub async fn machine() -> Failure {
-    Failure::new(
-        StatusCode::NOT_FOUND,
-        "the Machine page shows a local server's machine (trainctl server); for a cluster's \
-         nodes: kubectl top nodes",
-    )
-}
-
-/// `GET {job}`.
-pub async fn one(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-) -> Result<Json<JobView>, Failure> {
-    let job = dashboard.find(path).await?;
-    Ok(Json(dashboard.view(&job).await?))
-}
-
-/// `DELETE {job}`: deleted as `trainctl --kube delete` does (in the background); the job as it
-/// was.
-pub async fn delete(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-) -> Result<Response, Failure> {
-    let job = dashboard.find(path).await?;
-    let view = dashboard.view(&job).await?;
-    if !dashboard.cluster.delete_job(&job).await? {
-        return Err(Failure::new(
-            StatusCode::NOT_FOUND,
-            format!("{} was deleted already", job.resource()),
-        ));
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.clone()
     }
-    Ok(Json(json!({ "deleted": view })).into_response())
-}
 
-/// `POST {job}/suspend`.
-pub async fn suspend(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-) -> Result<Json<JobView>, Failure> {
-    set_suspended(&dashboard, path, true).await
-}
-
-/// `POST {job}/resume`.
-pub async fn resume(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-) -> Result<Json<JobView>, Failure> {
-    set_suspended(&dashboard, path, false).await
-}
-
-/// Sets the job's `spec.runPolicy.suspend`, as `trainctl --kube suspend` and `resume` do;
-/// 409 for a job that has finished.
-async fn set_suspended(
-    dashboard: &Dashboard,
-    path: Result<Path<JobPath>, PathRejection>,
-    suspend: bool,
-) -> Result<Json<JobView>, Failure> {
-    let job = dashboard.find(path).await?;
-    if job.finished() {
-        let verb = if suspend { "suspended" } else { "resumed" };
-        return Err(Failure::new(
-            StatusCode::CONFLICT,
-            format!(
-                "{} has {}: it cannot be {verb}",
-                job.resource(),
-                job.state()
-            ),
-        ));
+    /// No curves, no Machine page; actions when RBAC allows them; the context and namespace
+    /// shown.
+    async fn info(&self) -> DashboardInfo {
+        DashboardInfo {
+            source: trainctl_server_api::Source::Kube,
+            curves: false,
+            machine: Some(false),
+            actions: self.may_act().await,
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            cluster: Some(ClusterShown {
+                context: self.context.clone(),
+                namespace: self.namespace.clone(),
+            }),
+        }
     }
-    let changed = dashboard.cluster.set_suspended(&job, suspend).await?;
-    Ok(Json(dashboard.view(&changed).await?))
-}
 
-/// `GET {job}/scalars`: no curves (a cluster's event files are not read), for a job that
-/// exists.
-pub async fn scalars(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-) -> Result<Json<Value>, Failure> {
-    dashboard.find(path).await?;
-    Ok(Json(no_curves()))
+    async fn summaries(&self) -> Result<Vec<JobSummary>, Failure> {
+        let namespace = self.namespace.as_deref();
+        let (listed, pods) = try_join(
+            self.cluster.list_jobs(None, namespace),
+            self.cluster.training_pods(namespace),
+        )
+        .await?;
+        Ok(views::summaries(&listed.jobs, &pods))
+    }
+
+    fn no_machine(&self) -> Option<Failure> {
+        Some(no_machine())
+    }
+
+    async fn machine(&self) -> Result<MachineView, Failure> {
+        Err(no_machine())
+    }
+
+    /// 400 when the plural is no kind's; 404 when the dashboard does not show the path's
+    /// namespace or there is no such job.
+    async fn find(&self, path: &JobPath) -> Result<ClusterJob, Failure> {
+        let kind = path
+            .kind()
+            .map_err(|unknown| Failure::new(StatusCode::BAD_REQUEST, unknown.to_string()))?;
+        if let Some(shown) = self
+            .namespace
+            .as_deref()
+            .filter(|&shown| shown != path.namespace)
+        {
+            return Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "this dashboard shows namespace \"{shown}\" only; for namespace \"{}\": \
+                     trainctl --kube dashboard -n {} (or -A)",
+                    path.namespace, path.namespace
+                ),
+            ));
+        }
+        self.cluster
+            .get_job(kind, &path.namespace, &path.name)
+            .await?
+            .ok_or_else(|| {
+                Failure::new(
+                    StatusCode::NOT_FOUND,
+                    format!(
+                        "{} \"{}\" not found in namespace \"{}\"",
+                        kind.singular(),
+                        path.name,
+                        path.namespace
+                    ),
+                )
+            })
+    }
+
+    async fn view(&self, job: &ClusterJob) -> Result<JobView, Failure> {
+        Ok(self.view_of(job).await?)
+    }
+
+    async fn view_now(&self, job: &ClusterJob) -> Result<JobView, Failure> {
+        let now = self.again(job).await?;
+        Ok(self.view_of(&now).await?)
+    }
+
+    /// Deleted as `trainctl --kube delete` does (in the background).
+    async fn delete(&self, job: ClusterJob) -> Result<JobView, Failure> {
+        let view = self.view_of(&job).await?;
+        if !self.cluster.delete_job(&job).await? {
+            return Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                format!("{} was deleted already", job.resource()),
+            ));
+        }
+        Ok(view)
+    }
+
+    /// Sets the job's `spec.runPolicy.suspend`, as `trainctl --kube suspend` and `resume` do;
+    /// 409 for a job that has finished.
+    async fn set_suspended(&self, job: ClusterJob, suspend: bool) -> Result<JobView, Failure> {
+        if job.finished() {
+            let verb = if suspend { "suspended" } else { "resumed" };
+            return Err(Failure::new(
+                StatusCode::CONFLICT,
+                format!(
+                    "{} has {}: it cannot be {verb}",
+                    job.resource(),
+                    job.state()
+                ),
+            ));
+        }
+        let changed = self.cluster.set_suspended(&job, suspend).await?;
+        Ok(self.view_of(&changed).await?)
+    }
+
+    async fn logs(&self, job: ClusterJob, query: LogsQuery) -> Result<Body, Failure> {
+        super::logs::logs(self, job, query).await
+    }
+
+    /// No curves: a cluster's event files are not read.
+    async fn scalars(&self, job: &ClusterJob, (): &(), _: usize) -> Result<ScalarsView, Failure> {
+        self.again(job).await?;
+        Ok(ScalarsView {
+            roots: Vec::new(),
+            series: Vec::new(),
+            problems: Vec::new(),
+            env: "TRAINCTL_TENSORBOARD_DIR",
+        })
+    }
 }
 
 /// A path the API does not have.
