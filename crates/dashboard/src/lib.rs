@@ -1,7 +1,16 @@
-//! The web dashboard of trainctl: its pages (Jobs, Job, Curves, Machine), written in `web/src`
-//! as plain JavaScript modules with Preact, htm and uPlot, embedded in the binary so that it
-//! works offline with nothing installed beside it. Building it needs only cargo: nothing is
-//! compiled or bundled, the browser loads the modules as they are.
+//! The web dashboard of trainctl: its pages (Jobs, Job, Curves, Machine) and the one API they
+//! read, served alike by `trainctl server` (from its state database) and by `trainctl --kube
+//! dashboard` (from a cluster).
+//!
+//! [`app`] is the dashboard's whole router over a [`Source`] of data, which the server and the
+//! cluster each implement: the API's routes behind the bearer token ([`auth`]), their event
+//! streams, the login with a one-time code, and the pages. [`connections`] serves a router with
+//! the bounds that keep slow or silent peers from holding the process.
+//!
+//! The pages are written in `web/src` as plain JavaScript modules with Preact, htm and uPlot,
+//! embedded in the binary so that they work offline with nothing installed beside them.
+//! Building them needs only cargo: nothing is compiled or bundled, the browser loads the
+//! modules as they are.
 //!
 //! The three packages are vendored in `web/vendor` unmodified, as npm's registry publishes them,
 //! each with its licence; `web/vendor/manifest.txt` names the tarball each file came from and
@@ -9,8 +18,8 @@
 //! and, with `--check`, verifies them against the registry (CI runs it); `build.rs` refuses a
 //! vendored file that differs from its manifest.
 //!
-//! [`router`] serves them: `/` the page (`index.html`, written by `build.rs`), `/assets/src/*`
-//! our modules and style sheets, `/assets/vendor/*` the packages' files, and
+//! [`router`] serves the files: `/` the page (`index.html`, written by `build.rs`),
+//! `/assets/src/*` our modules and style sheets, `/assets/vendor/*` the packages' files, and
 //! `/assets/licenses.txt` the packages' licences. The page names each file under its version
 //! (`?v=` and the start of its sha256), its style sheets by `<link>`, its modules through an
 //! import map that also maps each module's plain address to its versioned one: a module
@@ -20,7 +29,17 @@
 //! Content-Security-Policy allows no script but ours and, by its hash, the inline import map.
 //!
 //! None of these files holds data: the page asks the API for everything, with the token it was
-//! given in its address (`/#token=...`), so these routes need no token.
+//! given in its address (`/#token=...`) or for its login code (`/#code=...`), so these routes
+//! need no token.
+
+pub mod auth;
+pub mod connections;
+mod routes;
+mod source;
+mod sse;
+
+pub use routes::app;
+pub use source::{Failure, JobPath, Source};
 
 use axum::Router;
 use axum::extract::{Path, RawQuery};

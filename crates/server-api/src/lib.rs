@@ -1,5 +1,5 @@
-//! The `trainctl server` API (`docs/server-api.md`), defined once: the types of its answers and
-//! request bodies. The server builds them, the CLI's client decodes the same types, and the
+//! The `trainctl server` API (`docs/server-api.md`), defined once: the types of its answers,
+//! request bodies and queries. The server builds them, the CLI's client decodes the same types, and the
 //! server's OpenAPI document (`GET /openapi.json`) takes every schema from them
 //! ([`schemars::JsonSchema`]).
 //!
@@ -14,7 +14,8 @@ mod submit;
 mod words;
 
 pub use dashboard::{
-    DashboardInfo, LoginCode, LoginRequest, LoginToken, ScalarsView, SeriesView, Source,
+    ClusterShown, DEFAULT_POINTS, DashboardInfo, LoginCode, LoginRequest, LoginToken, LogsQuery,
+    MAX_POINTS, ScalarsQuery, ScalarsView, SeriesView, Source,
 };
 pub use job::{EventView, JobSummary, JobView, ReplicaView};
 pub use machine::{Amounts, GpuHolder, GpuView, HolderView, JobRef, MachineView, QueuedView};

@@ -12,11 +12,6 @@ use trainctl_events::{Places, downsample};
 use trainctl_local::runner::TENSORBOARD_DIR_ENV;
 use trainctl_server_api::{ScalarsView, SeriesView};
 
-/// The most points a series may be asked for, and how many when not asked.
-pub const MAX_POINTS: usize = 20_000;
-/// How many points a series has when the request does not say.
-pub const DEFAULT_POINTS: usize = 2_000;
-
 /// The event files of one job, read so far.
 #[derive(Debug, Default)]
 pub struct Curves {

@@ -41,14 +41,6 @@ pub struct PublishedCapacity {
     pub gpus: Vec<u32>,
 }
 
-/// A fresh random token: 64 hex digits.
-#[must_use]
-pub fn new_token() -> String {
-    let a = uuid::Uuid::new_v4().simple().to_string();
-    let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("{a}{b}")
-}
-
 /// Writes the token, then the address, into `state_dir`.
 pub fn publish(state_dir: &Path, address: &ServerAddress, token: &str) -> std::io::Result<()> {
     write_private(&state_dir.join(TOKEN_FILE), token.as_bytes())?;
@@ -83,8 +75,7 @@ mod tests {
             url: "http://127.0.0.1:4242".to_owned(),
             pid: std::process::id(),
         };
-        let token = new_token();
-        assert_eq!(token.len(), 64);
+        let token = trainctl_dashboard::auth::new_token();
         publish(dir.path(), &address, &token).expect("publish");
         for file in [ADDRESS_FILE, TOKEN_FILE] {
             let mode = std::fs::metadata(dir.path().join(file))

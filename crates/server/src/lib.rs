@@ -4,10 +4,8 @@
 //! job ([`journal`]), and serves the HTTP API of `docs/server-api.md` ([`api`]).
 
 pub mod api;
-pub mod auth;
 pub mod backfill;
 pub mod changes;
-pub mod connections;
 pub mod curves;
 pub mod discovery;
 pub mod journal;
@@ -15,7 +13,6 @@ pub mod metrics;
 mod openapi;
 pub mod queue;
 pub mod quotas;
-pub mod sse;
 pub mod supervisor;
 pub mod view;
 
@@ -26,6 +23,7 @@ mod logs;
 use std::net::SocketAddr;
 
 use discovery::{PublishedCapacity, ServerAddress};
+use trainctl_dashboard::{auth, connections};
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +49,8 @@ pub enum ServeError {
 /// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
 /// again under the next server) and `server.json` is removed. `ready` hears the address once it
 /// is published, with a one-time login code for the dashboard (`/#code=...`, usable once within
-/// [`auth::START_CODE_LIFETIME`]). Slow or silent peers are bounded as [`connections`] describes.
+/// [`auth::START_CODE_LIFETIME`]). Slow or silent peers are bounded as
+/// [`trainctl_dashboard::connections`] describes.
 pub async fn serve(
     config: ServerConfig,
     listen: SocketAddr,
@@ -88,7 +87,7 @@ pub async fn serve(
     let changes = std::sync::Arc::new(
         changes::Changes::watch(&state_dir).map_err(supervisor::SupervisorError::from)?,
     );
-    let token = discovery::new_token();
+    let token = auth::new_token();
     let address = ServerAddress {
         url: format!("http://{bound}"),
         pid: std::process::id(),

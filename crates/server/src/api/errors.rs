@@ -8,6 +8,7 @@ use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use trainctl_dashboard::Failure;
 use trainctl_server_api::ErrorBody;
 
 use crate::supervisor::SupervisorError;
@@ -29,15 +30,22 @@ pub(super) fn error(status: StatusCode, message: &str, details: &[String]) -> Re
 
 /// The answer to a request the supervisor refused or failed.
 pub(super) fn failed(failure: &SupervisorError) -> Response {
+    refused(failure).into_response()
+}
+
+/// What the supervisor refused or failed, as the dashboard's routes answer it: a job not found
+/// is [`Failure::gone`] (its event streams end with `deleted`).
+pub(super) fn refused(failure: &SupervisorError) -> Failure {
+    let message = failure.to_string();
     match failure {
         SupervisorError::Invalid(details) => {
-            error(StatusCode::BAD_REQUEST, &failure.to_string(), details)
+            Failure::new(StatusCode::BAD_REQUEST, message).with_details(details.clone())
         }
-        SupervisorError::BadRequest(_) => error(StatusCode::BAD_REQUEST, &failure.to_string(), &[]),
-        SupervisorError::NotFound(_) => error(StatusCode::NOT_FOUND, &failure.to_string(), &[]),
-        SupervisorError::Conflict(_) => error(StatusCode::CONFLICT, &failure.to_string(), &[]),
+        SupervisorError::BadRequest(_) => Failure::new(StatusCode::BAD_REQUEST, message),
+        SupervisorError::NotFound(_) => Failure::gone(message),
+        SupervisorError::Conflict(_) => Failure::new(StatusCode::CONFLICT, message),
         SupervisorError::Store(_) | SupervisorError::Reaper(_) => {
-            error(StatusCode::INTERNAL_SERVER_ERROR, &failure.to_string(), &[])
+            Failure::new(StatusCode::INTERNAL_SERVER_ERROR, message)
         }
     }
 }

@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value, json};
 use trainctl_server_api::{
-    DashboardInfo, Items, JobSummary, LoginCode, LoginRequest, LoginToken, MachineView, ScalarsView,
+    DEFAULT_POINTS, DashboardInfo, Items, JobSummary, LoginCode, LoginRequest, LoginToken,
+    MAX_POINTS, MachineView, ScalarsView,
 };
 
 use super::{Schemas, error, json_body, operation, with};
-use crate::curves::{DEFAULT_POINTS, MAX_POINTS};
 
 /// The paths; `job_path` are the parameters of a job's path.
 pub(super) fn paths(job_path: &[Value], schemas: &mut Schemas) -> Map<String, Value> {

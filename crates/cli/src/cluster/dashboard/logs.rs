@@ -1,43 +1,31 @@
-//! `GET {job}/logs`: the job's logs as `trainctl --kube logs` prints them (the framework
-//! container of each pod; one replica's as it is, or every replica's with `worker-0 | `
-//! prefixes), as a `text/plain` stream; followed, until the job has finished. The cluster's
-//! log code ([`Cluster::print_logs`]) writes into the stream's body.
+//! `GET {job}/logs` from the cluster: the job's logs as `trainctl --kube logs` prints them (the
+//! framework container of each pod; one replica's as it is, or every replica's with
+//! `worker-0 | ` prefixes), as a stream; followed, until the job has finished. The cluster's
+//! log code ([`Cluster::print_logs`](crate::cluster::Cluster::print_logs)) writes into the
+//! stream.
 
 use std::io::{self, Write};
 
 use axum::body::Body;
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use jiff::SignedDuration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use trainctl_dashboard::Failure;
 use trainctl_engine::ReplicaSlot;
-use trainctl_server::api::LogsQuery;
+use trainctl_server_api::LogsQuery;
 
 use super::Dashboard;
-use super::api::{Failure, JobPath};
-use crate::cluster::{LogRequest, slot_of};
+use crate::cluster::{ClusterJob, LogRequest, slot_of};
 
-/// Streams the logs the query asks for; 404 for a replica the job does not have.
+/// The logs of `job` that the query asks for (its `sinceSeconds` is above 0); 404 for a
+/// replica the job does not have.
 pub async fn logs(
-    State(dashboard): State<Dashboard>,
-    path: Result<Path<JobPath>, PathRejection>,
-    query: Result<Query<LogsQuery>, QueryRejection>,
-) -> Result<Response, Failure> {
-    let Query(query) =
-        query.map_err(|rejection| Failure::new(StatusCode::BAD_REQUEST, rejection.body_text()))?;
-    let since = match query.since_seconds {
-        Some(seconds) if seconds <= 0 => {
-            return Err(Failure::new(
-                StatusCode::BAD_REQUEST,
-                format!("sinceSeconds is {seconds}: it must be more than 0"),
-            ));
-        }
-        since => since.map(SignedDuration::from_secs),
-    };
-    let job = dashboard.find(path).await?;
+    dashboard: &Dashboard,
+    job: ClusterJob,
+    query: LogsQuery,
+) -> Result<Body, Failure> {
+    let since = query.since_seconds.map(SignedDuration::from_secs);
     let pods = dashboard.cluster.pods_of(&job).await?;
     let slots = ReplicaSlot::all_of(&job.job, pods.iter().filter_map(slot_of));
     let wanted = match &query.replica {
@@ -91,12 +79,7 @@ pub async fn logs(
         let chunk = receiver.recv().await?;
         Some((Ok::<_, io::Error>(chunk), (receiver, guard)))
     });
-    let mut response = Body::from_stream(chunks).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    Ok(response)
+    Ok(Body::from_stream(chunks))
 }
 
 /// The response's body, as the log code writes: each write one chunk; a broken pipe once the

@@ -1,30 +1,28 @@
-//! `trainctl --kube dashboard`: the web dashboard of `trainctl server` (the same pages,
-//! `trainctl_dashboard`) served from this machine against a cluster. The JSON API the pages
-//! use (`docs/server-api.md`) is answered from the cluster's objects, read through the
-//! kubeconfig as the other `--kube` commands read them ([`views`]); the event streams are sent
+//! `trainctl --kube dashboard`: the web dashboard of `trainctl server` (the same pages and
+//! routes, [`trainctl_dashboard::app`]) served from this machine against a cluster. The cluster
+//! is its [`Source`](trainctl_dashboard::Source) ([`source`]): the JSON API the pages use
+//! (`docs/server-api.md`) is answered from the cluster's objects, read through the kubeconfig
+//! as the other `--kube` commands read them ([`views`], [`logs`]); the event streams are sent
 //! again when a watch on the jobs, their pods or the events sees a change ([`changes`]). Curves
 //! and the Machine page are this machine's and are not read from a cluster; the actions
 //! (suspend, resume, delete) are offered when RBAC allows them.
 
-mod api;
 mod changes;
 mod logs;
+mod source;
 #[cfg(test)]
 mod test_objects;
 #[cfg(test)]
 mod tests;
 mod views;
-mod watch;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::middleware;
-use axum::routing::{get, post};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch as channel;
-use trainctl_server::{auth, connections, discovery};
+use trainctl_dashboard::{auth, connections};
 
 use super::Cluster;
 
@@ -50,7 +48,7 @@ pub struct Settings {
 #[derive(Debug, Clone, Copy)]
 pub struct Serving<'a> {
     /// The page's address with a one-time login code: `http://127.0.0.1:PORT/#code=CODE`
-    /// (the token itself goes into no address: `trainctl_server::auth`).
+    /// (the token itself goes into no address: `trainctl_dashboard::auth`).
     pub url: &'a str,
     /// The API server's URL.
     pub cluster: &'a str,
@@ -58,7 +56,7 @@ pub struct Serving<'a> {
     pub namespace: Option<&'a str>,
 }
 
-/// What every handler shares.
+/// The cluster's data for the dashboard's routes.
 #[derive(Clone)]
 struct Dashboard {
     cluster: Cluster,
@@ -105,7 +103,7 @@ pub async fn serve(
         settings.namespace.clone(),
         sender,
     ));
-    let token = discovery::new_token();
+    let token = auth::new_token();
     let codes = Arc::new(auth::LoginCodes::default());
     let url = format!(
         "http://{bound}/#code={}",
@@ -140,32 +138,11 @@ pub async fn serve(
     Ok(())
 }
 
-/// Every route: the API's, behind the token, and the pages and the login with one of `codes`,
-/// which need none.
+/// Every route ([`trainctl_dashboard::app`] over the cluster): the API's, behind the token,
+/// and the pages and the login with one of `codes`, which need none; unknown paths and methods
+/// answered in the API's envelope.
 fn router(dashboard: Dashboard, token: &str, codes: Arc<auth::LoginCodes>) -> Router {
-    let job = "/api/v1/namespaces/{namespace}/{plural}/{name}";
-    let watch_job = "/api/v1/watch/namespaces/{namespace}/{plural}/{name}";
-    Router::new()
-        .route("/api/v1/dashboard", get(api::info))
-        .route("/api/v1/job-summaries", get(api::summaries))
-        .route("/api/v1/machine", get(api::machine))
-        .route(job, get(api::one).delete(api::delete))
-        .route(&format!("{job}/suspend"), post(api::suspend))
-        .route(&format!("{job}/resume"), post(api::resume))
-        .route(&format!("{job}/logs"), get(logs::logs))
-        .route(&format!("{job}/scalars"), get(api::scalars))
-        .route("/api/v1/watch/job-summaries", get(watch::summaries))
-        .route("/api/v1/watch/machine", get(api::machine))
-        .route(watch_job, get(watch::job))
-        .route(&format!("{watch_job}/scalars"), get(watch::scalars))
-        .route_layer(middleware::from_fn_with_state(
-            Arc::<str>::from(token),
-            auth::require_token,
-        ))
-        .route("/healthz", get(|| async { "ok" }))
-        .merge(auth::login_router(Arc::from(token), codes))
-        .merge(trainctl_dashboard::router())
-        .fallback(api::unknown_path)
-        .method_not_allowed_fallback(api::not_allowed)
-        .with_state(dashboard)
+    trainctl_dashboard::app(dashboard, token, codes)
+        .fallback(source::unknown_path)
+        .method_not_allowed_fallback(source::not_allowed)
 }

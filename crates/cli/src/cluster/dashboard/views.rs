@@ -1,4 +1,4 @@
-//! The cluster's objects in the shapes the dashboard's API answers (`trainctl_server::view`):
+//! The cluster's objects in the shapes the dashboard's API answers (`trainctl_server_api`):
 //! each job in one line ([`summaries`]) and one job with its pods and events ([`job_view`]),
 //! with the words of `trainctl --kube get` and `describe`. What a cluster does not say (a
 //! replica's pid, which GPUs a node gave, a queue) is left empty.
@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 use trainctl_api::{JobKind, JobStatus};
 use trainctl_local::kubelet::resources::ReplicaNeeds;
-use trainctl_server::view::{EventView, JobSummary, JobView, ReplicaView};
+use trainctl_server_api::{EventView, JobSummary, JobView, ReplicaView};
 
 use crate::cluster::pods::{controller_uid, framework_port, main_status, slot_of};
 use crate::cluster::{ClusterJob, restarts_by_job};

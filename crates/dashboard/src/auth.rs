@@ -1,7 +1,8 @@
 //! The bearer token every API route but `/healthz` (and the dashboard's files) needs:
-//! [`require_token`], a middleware for axum's `from_fn_with_state`, shared by the server's API
-//! and the cluster dashboard of `trainctl --kube dashboard`; and the dashboard's one-time login
-//! codes ([`LoginCodes`]), which stand for the token in the addresses a browser is given.
+//! [`require_token`], a middleware for axum's `from_fn_with_state`, which guards the dashboard's
+//! routes ([`crate::app`]) and the server's own; the tokens themselves ([`new_token`]); and the
+//! dashboard's one-time login codes ([`LoginCodes`]), which stand for the token in the addresses
+//! a browser is given.
 //!
 //! An address holding the token itself would leave it, for good, wherever the address goes: the
 //! arguments of the browser `trainctl dashboard` starts (readable by every user of the machine in
@@ -58,6 +59,14 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
+/// A fresh random token (or login code): 64 hex digits.
+#[must_use]
+pub fn new_token() -> String {
+    let a = uuid::Uuid::new_v4().simple().to_string();
+    let b = uuid::Uuid::new_v4().simple().to_string();
+    format!("{a}{b}")
+}
+
 /// How long a login code given at the server's start may be used.
 pub const START_CODE_LIFETIME: Duration = Duration::from_secs(15 * 60);
 
@@ -72,8 +81,9 @@ pub struct LoginCodes {
 
 impl LoginCodes {
     /// A new code, usable once within `lifetime`.
+    #[must_use]
     pub fn issue(&self, lifetime: Duration) -> String {
-        let code = crate::discovery::new_token();
+        let code = new_token();
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
         live.retain(|_, expires| *expires > now);
@@ -82,6 +92,7 @@ impl LoginCodes {
     }
 
     /// Whether `code` was issued and has neither been used nor expired; it is used up either way.
+    #[must_use]
     pub fn redeem(&self, code: &str) -> bool {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         live.remove(code)

@@ -1,9 +1,8 @@
 //! Server-sent event streams (`text/event-stream`) of a page's data: [`stream`] sends it at once,
 //! then again after each change it is told of, only when it differs from what it sent last. A
 //! comment line every [`KEEP_ALIVE`] keeps idle streams open through proxies. [`Memo`] lets
-//! every stream of one topic share one computation per change. Used by the server's
-//! `/api/v1/watch/...` routes and by the cluster dashboard (`trainctl --kube dashboard`), each
-//! with its own source of changes.
+//! every stream of one topic share one computation per change. The dashboard's
+//! `/api/v1/watch/...` routes ([`crate::app`]) send them, each source with its own changes.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -11,7 +10,10 @@ use std::time::Duration;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::future::BoxFuture;
+use serde_json::json;
 use tokio::sync::watch;
+
+use crate::Failure;
 
 /// How often an idle stream sends a comment line.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -25,9 +27,27 @@ pub enum Next {
     Gone(&'static str, String),
 }
 
+impl Next {
+    /// The event `name` with `data` as JSON; an `error` event when the data could not be read
+    /// (a job's data that is gone is [`Next::gone`]'s).
+    pub fn of<T: serde::Serialize>(name: &'static str, data: Result<T, Failure>) -> Next {
+        match data {
+            Ok(data) => Next::Data(name, json!(data).to_string()),
+            Err(failure) => Next::Data("error", json!({ "error": failure.message() }).to_string()),
+        }
+    }
+
+    /// As [`Next::of`], but the last event `deleted` once the job is gone ([`Failure::gone`]).
+    pub fn unless_gone<T: serde::Serialize>(name: &'static str, data: Result<T, Failure>) -> Next {
+        match data {
+            Err(failure) if failure.is_gone() => Next::Gone("deleted", "{}".to_owned()),
+            data => Next::of(name, data),
+        }
+    }
+}
+
 /// What a topic's streams send, computed once per change however many streams ask: the first
-/// stream to ask after a change computes it (on a blocking thread, never on the runtime's), the
-/// others wait for it and take the same.
+/// stream to ask after a change computes it, the others wait for it and take the same.
 #[derive(Debug, Default)]
 pub struct Memo {
     last: tokio::sync::Mutex<Option<(u64, Next)>>,
@@ -35,36 +55,17 @@ pub struct Memo {
 
 impl Memo {
     /// What `compute` gives at change `version`: computed now unless it was at that version.
-    pub async fn get<F>(&self, version: u64, compute: F) -> Next
-    where
-        F: FnOnce() -> Next + Send + 'static,
-    {
+    pub async fn get(&self, version: u64, compute: impl Future<Output = Next>) -> Next {
         let mut last = self.last.lock().await;
         if let Some((at, next)) = last.as_ref()
             && *at == version
         {
             return next.clone();
         }
-        let next = blocking(compute).await;
+        let next = compute.await;
         *last = Some((version, next.clone()));
         next
     }
-}
-
-/// Runs `compute` on a blocking thread; an `error` event if it panicked.
-pub async fn blocking<F>(compute: F) -> Next
-where
-    F: FnOnce() -> Next + Send + 'static,
-{
-    tokio::task::spawn_blocking(compute)
-        .await
-        .unwrap_or_else(|panicked| {
-            Next::Data(
-                "error",
-                serde_json::json!({ "error": format!("reading the data failed: {panicked}") })
-                    .to_string(),
-            )
-        })
 }
 
 /// The stream of `next`'s events: one at once, then one after each change of `changes` (and,
