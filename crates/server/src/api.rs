@@ -6,6 +6,7 @@ mod body;
 mod dashboard;
 mod errors;
 mod quotas;
+mod shared;
 
 use std::sync::Arc;
 
@@ -18,21 +19,13 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use trainctl_api::JobKind;
-use trainctl_api::manifest::check_namespace;
 use trainctl_dashboard::auth::{LoginCodes, require_token};
 use trainctl_local::claims::VolumeBinding;
 use trainctl_server_api::Items;
 
 use crate::supervisor::Supervisor;
 use errors::{error, failed};
-
-/// What the server's own handlers share.
-#[derive(Clone)]
-struct Api {
-    supervisor: Arc<Supervisor>,
-    /// The dashboard's one-time login codes.
-    codes: Arc<LoginCodes>,
-}
+use shared::{Api, query_namespace};
 
 /// The router of the whole API: the dashboard's ([`trainctl_dashboard::app`] over
 /// [`dashboard::Local`]: jobs, their actions, logs and curves, the machine, and the event
@@ -169,17 +162,5 @@ async fn list(State(api): State<Api>, Query(query): Query<ListQuery>) -> Respons
     match api.supervisor.list(query.namespace.as_deref(), kind) {
         Ok(items) => Json(Items { items }).into_response(),
         Err(failure) => failed(&failure),
-    }
-}
-
-/// Checks the query parameter `namespace`, when given: 400 unless it is a DNS-1123 label.
-fn query_namespace(namespace: Option<&str>) -> Result<(), Box<Response>> {
-    match namespace.map(check_namespace) {
-        Some(Err(problem)) => Err(Box::new(error(
-            StatusCode::BAD_REQUEST,
-            &format!("the query parameter `namespace`: {problem}"),
-            &[],
-        ))),
-        _ => Ok(()),
     }
 }

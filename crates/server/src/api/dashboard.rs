@@ -19,8 +19,8 @@ use trainctl_server_api::{
     DashboardInfo, JobSummary, JobView, LoginCode, LogsQuery, MachineView, ScalarsView,
 };
 
-use super::Api;
 use super::errors::refused;
+use super::shared::Api;
 use crate::curves::Curves;
 use crate::logs::{self, LogQuery, LogStream};
 use crate::supervisor::{Supervisor, SupervisorError};

@@ -11,7 +11,7 @@ use trainctl_api::manifest::check_namespace;
 use trainctl_server_api::{Deleted, Items};
 
 use super::errors::{error, failed};
-use super::{Api, query_namespace};
+use super::shared::{Api, query_namespace};
 
 /// Query of `GET /api/v1/resourcequotas`.
 #[derive(Debug, Deserialize)]

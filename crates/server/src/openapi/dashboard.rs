@@ -8,7 +8,7 @@ use trainctl_server_api::{
     MAX_POINTS, MachineView, ScalarsView,
 };
 
-use super::{Schemas, error, json_body, operation, with};
+use super::parts::{Schemas, error, json_body, operation, with};
 
 /// The paths; `job_path` are the parameters of a job's path.
 pub(super) fn paths(job_path: &[Value], schemas: &mut Schemas) -> Map<String, Value> {

@@ -15,18 +15,13 @@ use trainctl_dashboard::Failure;
 use trainctl_engine::ReplicaSlot;
 use trainctl_server_api::LogsQuery;
 
-use super::Dashboard;
-use crate::cluster::{ClusterJob, LogRequest, slot_of};
+use crate::cluster::{Cluster, ClusterJob, LogRequest, slot_of};
 
 /// The logs of `job` that the query asks for (its `sinceSeconds` is above 0); 404 for a
 /// replica the job does not have.
-pub async fn logs(
-    dashboard: &Dashboard,
-    job: ClusterJob,
-    query: LogsQuery,
-) -> Result<Body, Failure> {
+pub async fn logs(cluster: &Cluster, job: ClusterJob, query: LogsQuery) -> Result<Body, Failure> {
     let since = query.since_seconds.map(SignedDuration::from_secs);
-    let pods = dashboard.cluster.pods_of(&job).await?;
+    let pods = cluster.pods_of(&job).await?;
     let slots = ReplicaSlot::all_of(&job.job, pods.iter().filter_map(slot_of));
     let wanted = match &query.replica {
         None => None,
@@ -54,7 +49,7 @@ pub async fn logs(
         .max()
         .unwrap_or(0);
     let (sender, receiver) = mpsc::unbounded_channel();
-    let cluster = dashboard.cluster.clone();
+    let cluster = cluster.clone();
     let task = tokio::spawn(async move {
         let request = LogRequest {
             job: &job,

@@ -20,9 +20,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch as channel;
-use trainctl_dashboard::{auth, connections};
+use trainctl_dashboard::{Failure, auth, connections};
 
 use super::Cluster;
 
@@ -143,6 +145,22 @@ pub async fn serve(
 /// answered in the API's envelope.
 fn router(dashboard: Dashboard, token: &str, codes: Arc<auth::LoginCodes>) -> Router {
     trainctl_dashboard::app(dashboard, token, codes)
-        .fallback(source::unknown_path)
-        .method_not_allowed_fallback(source::not_allowed)
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(not_allowed)
+}
+
+/// A path the API does not have.
+async fn unknown_path(method: Method, request: Request) -> Failure {
+    Failure::new(
+        StatusCode::NOT_FOUND,
+        format!("no such path: {method} {}", request.uri().path()),
+    )
+}
+
+/// A method a path does not take.
+async fn not_allowed(method: Method, request: Request) -> Failure {
+    Failure::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}", request.uri().path()),
+    )
 }

@@ -7,8 +7,7 @@
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use futures_util::future::try_join;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
@@ -214,7 +213,7 @@ impl Source for Dashboard {
     }
 
     async fn logs(&self, job: ClusterJob, query: LogsQuery) -> Result<Body, Failure> {
-        super::logs::logs(self, job, query).await
+        super::logs::logs(&self.cluster, job, query).await
     }
 
     /// No curves: a cluster's event files are not read.
@@ -227,20 +226,4 @@ impl Source for Dashboard {
             env: "TRAINCTL_TENSORBOARD_DIR",
         })
     }
-}
-
-/// A path the API does not have.
-pub async fn unknown_path(method: Method, request: Request) -> Failure {
-    Failure::new(
-        StatusCode::NOT_FOUND,
-        format!("no such path: {method} {}", request.uri().path()),
-    )
-}
-
-/// A method a path does not take.
-pub async fn not_allowed(method: Method, request: Request) -> Failure {
-    Failure::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        format!("{method} is not allowed on {}", request.uri().path()),
-    )
 }
