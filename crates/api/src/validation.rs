@@ -12,57 +12,20 @@ use crate::kind::JobKind;
 use crate::replica::{ReplicaSpec, ReplicaType};
 use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
 
+mod issue;
+mod names;
 mod sizes;
 mod volumes;
 
+pub use issue::{Issue, Severity};
+use issue::{replica_path, replica_specs_path};
+use names::MAX_SERVICE_NAME;
+pub(crate) use names::{dns_label, dns_subdomain};
 pub use sizes::MAX_ANNOTATIONS_BYTES;
 
 /// The most replicas one replica type may ask for. `TF_CONFIG` grows with the square of the job
 /// size; past this a job is a typo, not a cluster.
 pub const MAX_REPLICAS_PER_TYPE: i32 = 10_000;
-
-/// The longest name of a Service (a DNS-1035 label).
-const MAX_SERVICE_NAME: usize = 63;
-
-/// How serious an issue is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Severity {
-    /// The job is rejected.
-    Error,
-    /// The job is accepted; the user should look.
-    Warning,
-}
-
-/// One problem with a job, at a field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Issue {
-    /// Error or warning.
-    pub severity: Severity,
-    /// The field concerned.
-    pub path: FieldPath,
-    /// What is wrong and what is expected.
-    pub message: String,
-}
-
-impl Issue {
-    /// An error at `path`.
-    pub fn error(path: FieldPath, message: impl Into<String>) -> Issue {
-        Issue {
-            severity: Severity::Error,
-            path,
-            message: message.into(),
-        }
-    }
-
-    /// A warning at `path`.
-    pub fn warning(path: FieldPath, message: impl Into<String>) -> Issue {
-        Issue {
-            severity: Severity::Warning,
-            path,
-            message: message.into(),
-        }
-    }
-}
 
 /// Validates a defaulted job.
 #[must_use]
@@ -106,14 +69,6 @@ pub fn validate(job: &TrainingJob) -> Vec<Issue> {
         }
     }
     issues
-}
-
-fn replica_specs_path(kind: JobKind) -> FieldPath {
-    FieldPath::fields("spec").field(kind.replica_specs_field())
-}
-
-fn replica_path(kind: JobKind, replica_type: &ReplicaType) -> FieldPath {
-    replica_specs_path(kind).key(replica_type.as_str())
 }
 
 /// `metadata.name` is a DNS-1035 label, and so is every Service name derived from it.
@@ -167,45 +122,6 @@ fn validate_metadata(job: &TrainingJob, issues: &mut Vec<Issue>) {
             ),
         ));
     }
-}
-
-/// Checks a DNS label: lowercase alphanumerics and `-`, alphanumeric at both ends, ≤ 63 chars;
-/// a DNS-1035 label must also start with a letter.
-pub(crate) fn dns_label(name: &str, dns1035: bool) -> Result<(), String> {
-    if name.len() > MAX_SERVICE_NAME {
-        return Err(format!(
-            "{} characters, the limit is {MAX_SERVICE_NAME}",
-            name.len()
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-    {
-        return Err(format!("`{bad}` is not allowed"));
-    }
-    let first = name.chars().next().unwrap_or('-');
-    if dns1035 && !first.is_ascii_lowercase() {
-        return Err("it must start with a lowercase letter".into());
-    }
-    if first == '-' || name.ends_with('-') {
-        return Err("it must start and end with a letter or digit".into());
-    }
-    Ok(())
-}
-
-/// Checks a DNS-1123 subdomain: dot-separated labels, at most 253 characters.
-pub(crate) fn dns_subdomain(name: &str) -> Result<(), String> {
-    if name.len() > 253 {
-        return Err(format!("{} characters, the limit is 253", name.len()));
-    }
-    name.split('.').try_for_each(|label| {
-        if label.is_empty() {
-            Err("it has an empty part between dots".to_owned())
-        } else {
-            dns_label(label, false)
-        }
-    })
 }
 
 fn validate_replica_specs(job: &TrainingJob, issues: &mut Vec<Issue>) {

@@ -36,6 +36,7 @@
 
 mod hook;
 mod tail;
+mod text;
 mod webhook;
 
 use std::collections::BTreeMap;
@@ -348,14 +349,6 @@ fn outcome_of(started: Try<'_>) -> Result<(), DeliveryFailure> {
     started?
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// `30s`, `1s 500ms`.
-fn duration_text(duration: Duration) -> String {
-    jiff::SignedDuration::try_from(duration).map_or_else(
-        |_| format!("{duration:?}"),
-        |duration| format!("{duration:#}"),
-    )
 }
 
 /// Checks a `--webhook` URL: `http://HOST[:PORT][/PATH]`. trainctl's HTTP client has no TLS:

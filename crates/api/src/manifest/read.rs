@@ -5,7 +5,13 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::{Diagnostic, MAX_MANIFEST_BYTES, Position, Severity};
+use super::diagnostic::Diagnostic;
+use super::location::Position;
+use crate::validation::Severity;
+
+/// Manifests larger than this are refused before parsing (the Kubernetes API server accepts at
+/// most 3 MiB per object, so a larger file is a mistake, not a job).
+pub const MAX_MANIFEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// The bytes of the manifest file `path` (`-`: standard input), or the diagnostic saying why
 /// there are none: it cannot be read, it is a directory, or it holds more than

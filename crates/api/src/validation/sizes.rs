@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Issue, replica_path};
+use super::issue::{Issue, replica_path};
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;
 

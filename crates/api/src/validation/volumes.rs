@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
-use super::{Issue, dns_label, dns_subdomain};
+use super::issue::Issue;
+use super::names::{dns_label, dns_subdomain};
 use crate::field_path::FieldPath;
 
 /// Checks the pod's `volumes`.

@@ -4,13 +4,17 @@
 //!
 //! Each kind of object has its builder in a submodule (`pod`, `service`, [`podgroup`],
 //! [`workload`], [`mpi`]);
-//! the builders use this module's [`BuildOptions`] and [`owner_reference`], and nothing outside
-//! `objects` is used by them but `addressing`, `env` and `naming`.
+//! the builders use [`BuildOptions`] and [`owner_reference`] (each in a module of its own, which
+//! this one re-exports), and nothing outside `objects` is used by them but `addressing`, `env`
+//! and `naming`.
 //!
 //! Pure and deterministic: the same job and options always give the same objects, in the same
 //! order (replica types in canonical order, indices ascending).
 
+mod gang;
 pub mod mpi;
+mod options;
+mod owner;
 mod pod;
 pub mod podgroup;
 mod service;
@@ -18,62 +22,19 @@ pub mod workload;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use trainctl_api::{ReplicaType, TrainingJob};
 
-use crate::addressing::Addressing;
 use crate::env::JobEnv;
 use podgroup::{GangScheduler, PodGroup};
 use workload::Workload;
 
+pub use options::{
+    BuildOptions, DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE, DEFAULT_PYTORCH_INIT_IMAGE,
+    DEFAULT_PYTORCH_INIT_MAX_TRIES,
+};
+pub use owner::owner_reference;
 pub use pod::{build_pod, build_pod_with, pod_restart_policy};
 pub use service::build_service;
-
-/// The image of the PyTorch `init-pytorch` container unless the operator says otherwise.
-pub const DEFAULT_PYTORCH_INIT_IMAGE: &str = "alpine:3.10";
-/// How many times `init-pytorch` looks the master up (2 s apart) unless the operator says otherwise.
-pub const DEFAULT_PYTORCH_INIT_MAX_TRIES: u32 = 100;
-/// The image of MPI's `kubectl-delivery` init container unless the operator says otherwise.
-pub const DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE: &str = "kubeflow/kubectl-delivery:latest";
-
-/// What the runtime decides about the objects, beyond the job itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildOptions {
-    /// How replicas reach each other.
-    pub addressing: Addressing,
-    /// The gang scheduler (`--gang-scheduler-name`): `volcano`, `kubernetes`, another
-    /// scheduler's name for scheduler-plugins, or `None` (or empty) for no gang scheduling.
-    pub gang_scheduler: Option<String>,
-    /// Image of PyTorch's `init-pytorch` container.
-    pub pytorch_init_image: String,
-    /// Lookups `init-pytorch` makes before giving up.
-    pub pytorch_init_max_tries: u32,
-    /// Image of MPI's `kubectl-delivery` init container (it copies `kubectl` for `kubexec.sh`).
-    pub mpi_kubectl_delivery_image: String,
-}
-
-impl Default for BuildOptions {
-    /// Cluster addressing without a cluster domain, no gang scheduling, upstream's images.
-    fn default() -> Self {
-        BuildOptions {
-            addressing: Addressing::default(),
-            gang_scheduler: None,
-            pytorch_init_image: DEFAULT_PYTORCH_INIT_IMAGE.to_owned(),
-            pytorch_init_max_tries: DEFAULT_PYTORCH_INIT_MAX_TRIES,
-            mpi_kubectl_delivery_image: DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE.to_owned(),
-        }
-    }
-}
-
-impl BuildOptions {
-    /// The gang scheduler in use, if any.
-    #[must_use]
-    pub fn gang_scheduler(&self) -> Option<GangScheduler> {
-        self.gang_scheduler
-            .as_deref()
-            .and_then(GangScheduler::from_name)
-    }
-}
 
 /// Every object a job stands for.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -157,20 +118,6 @@ pub fn build_objects_but_pods(job: &TrainingJob, options: &BuildOptions) -> JobO
         objects.role_bindings.push(mpi::launcher_role_binding(job));
     }
     objects
-}
-
-/// The controller owner reference every object of the job carries, so that Kubernetes deletes
-/// them with the job (no finalizers needed).
-#[must_use]
-pub fn owner_reference(job: &TrainingJob) -> OwnerReference {
-    OwnerReference {
-        api_version: trainctl_api::API_VERSION.to_owned(),
-        kind: job.kind().as_str().to_owned(),
-        name: job.name().to_owned(),
-        uid: job.metadata().uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaSpec, ReplicaType, TrainingJob};
 
-use super::{BuildOptions, owner_reference};
+use super::options::BuildOptions;
+use super::owner::owner_reference;
 use crate::addressing::Addressing;
 use crate::env::mpi::{CONFIG_MOUNT_PATH, is_gpu_launcher};
 use crate::env::var;

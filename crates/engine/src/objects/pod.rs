@@ -5,7 +5,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, RestartPolicy, TrainingJob};
 
-use super::{BuildOptions, mpi, owner_reference, podgroup};
+use super::options::BuildOptions;
+use super::owner::owner_reference;
+use super::{mpi, podgroup};
 use crate::env::{JobEnv, pytorch};
 use crate::naming::{pod_labels, replica_name};
 

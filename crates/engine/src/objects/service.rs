@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, TrainingJob};
 
-use super::owner_reference;
+use super::owner::owner_reference;
 use crate::naming::{replica_name, service_labels};
 
 /// The headless service of replica slot `(replica_type, index)`, or `None` for MPI (which has

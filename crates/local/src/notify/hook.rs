@@ -22,6 +22,8 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use super::text::duration_text;
+
 /// The shell that runs the command (`$1`, its own `$0` being `trainctl-on-finish`) with its
 /// output on standard error, then writes its exit status (`128 + n` for signal `n`) on
 /// standard output.
@@ -134,7 +136,7 @@ pub fn run(
         Err(mpsc::RecvTimeoutError::Timeout) => {
             kill_group(pgid);
             group.ended();
-            return Err(HookFailure::TimedOut(super::duration_text(timeout)));
+            return Err(HookFailure::TimedOut(duration_text(timeout)));
         }
         Err(mpsc::RecvTimeoutError::Disconnected) => String::new(),
     };

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use ureq::Agent;
 use ureq::http::StatusCode;
 
+use super::text::duration_text;
+
 /// How many times a webhook is tried at most.
 pub const ATTEMPTS: u32 = 3;
 
@@ -104,7 +106,7 @@ fn try_once(url: &str, body: &[u8], limit: Duration) -> Attempt {
         }
         Err(ureq::Error::Io(error)) => Attempt::Passing(error.to_string()),
         Err(ureq::Error::Timeout(_)) => {
-            Attempt::Passing(format!("no answer within {}", super::duration_text(limit)))
+            Attempt::Passing(format!("no answer within {}", duration_text(limit)))
         }
         Err(error) => Attempt::Passing(error.to_string()),
     }

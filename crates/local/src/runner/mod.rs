@@ -34,6 +34,7 @@ mod remove;
 mod report;
 mod volumes;
 mod write_behind;
+mod writes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use tempfile::TempDir;
 use trainctl_api::{ReplicaType, TrainingJob, manifest};
 
-use super::{EventRecord, JobRecord, ReplicaRecord, ReplicaState};
+use super::records::{EventRecord, JobRecord, ReplicaRecord, ReplicaState};
 use crate::process::identity::ProcessIdentity;
 
 /// A fresh state directory, removed when dropped.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::StoreError;
+use super::error::StoreError;
 
 /// The migrations, oldest first; the schema version is the number applied.
 pub const MIGRATIONS: &[&str] = &[

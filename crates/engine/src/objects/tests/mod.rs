@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use trainctl_api::{ReplicaType, TrainingJob};
 
 use super::*;
+use crate::addressing::Addressing;
 use crate::test_jobs::{containers, env_pairs, load_job};
 
 const TF_JOB: &str = r"
