@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
+use trainctl_api::resources::ReplicaNeeds;
 use trainctl_api::{JobKind, JobStatus};
-use trainctl_local::kubelet::resources::ReplicaNeeds;
 use trainctl_server_api::{EventView, JobSummary, JobView, ReplicaView};
 
 use crate::cluster::pods::{controller_uid, framework_port, main_status, slot_of};
