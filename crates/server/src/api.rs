@@ -164,3 +164,6 @@ async fn list(State(api): State<Api>, Query(query): Query<ListQuery>) -> Respons
         Err(failure) => failed(&failure),
     }
 }
+
+#[cfg(test)]
+mod tests;

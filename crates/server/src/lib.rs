@@ -19,6 +19,8 @@ pub mod view;
 pub use supervisor::{ServerConfig, Supervisor};
 
 mod logs;
+#[cfg(test)]
+mod testing;
 
 use std::net::SocketAddr;
 

@@ -581,3 +581,6 @@ impl Supervisor {
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests;
