@@ -1,22 +1,22 @@
 //! Test fixtures: jobs loaded as manifests are, the objects the engine builds for them, and a
-//! mock API server (tower-test) that answers like Kubernetes and records every request.
+//! mock API server (`trainctl-kube-recorder`) that answers like Kubernetes and records every
+//! request.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, StatusCode};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::Client;
-use kube::client::Body;
 use kube::core::PartialObjectMetaExt as _;
 use kube::runtime::controller::Action;
 use kube::runtime::{reflector, watcher};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-use tower_test::mock::{self, Handle};
 use trainctl_api::{JobKind, TrainingJob};
 use trainctl_engine::{Addressing, BuildOptions, build_objects};
+use trainctl_kube_recorder::{Handle, received};
+pub(crate) use trainctl_kube_recorder::{Sent, serve};
 
 use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta, slim_pod};
 use crate::reconcile::context::Context;
@@ -96,81 +96,19 @@ pub(crate) fn in_phase(mut pod: Pod, phase: &str) -> Pod {
     pod
 }
 
-/// One request the operator sent.
-#[derive(Debug, Clone)]
-pub(crate) struct Sent {
-    pub(crate) method: Method,
-    /// Path and query, as sent.
-    pub(crate) uri: String,
-    pub(crate) content_type: Option<String>,
-    /// The JSON body (`Null` when empty).
-    pub(crate) body: Value,
-}
-
-impl Sent {
-    /// The path without the query.
-    pub(crate) fn path(&self) -> &str {
-        self.uri.split('?').next().unwrap_or_default()
-    }
-
-    fn is_event(&self) -> bool {
-        self.path().starts_with("/apis/events.k8s.io/")
-    }
-}
-
 /// A context whose client talks to the returned mock API server.
-pub(crate) fn context() -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
+pub(crate) fn context() -> (Arc<Context>, Handle) {
     context_with(render_options())
 }
 
 /// [`context`] building objects with `options`.
-pub(crate) fn context_with(
-    options: BuildOptions,
-) -> (Arc<Context>, Handle<Request<Body>, Response<Body>>) {
-    let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let client = Client::new(service, "default");
+pub(crate) fn context_with(options: BuildOptions) -> (Arc<Context>, Handle) {
+    let (client, handle) = trainctl_kube_recorder::client("default");
     (Arc::new(Context::new(client, options)), handle)
 }
 
 /// An answer: the HTTP status and the JSON body.
 pub(crate) type Answer = (StatusCode, Value);
-
-/// Serves requests with `answer` until the client is dropped; returns what was sent.
-pub(crate) fn serve(
-    mut handle: Handle<Request<Body>, Response<Body>>,
-    mut answer: impl FnMut(&Sent) -> Answer + Send + 'static,
-) -> JoinHandle<Vec<Sent>> {
-    tokio::spawn(async move {
-        let mut sent = Vec::new();
-        while let Some((request, respond)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("a request body");
-            let request = Sent {
-                method: parts.method,
-                uri: parts.uri.to_string(),
-                content_type: parts
-                    .headers
-                    .get(http::header::CONTENT_TYPE)
-                    .and_then(|value| value.to_str().ok())
-                    .map(str::to_owned),
-                body: if bytes.is_empty() {
-                    Value::Null
-                } else {
-                    serde_json::from_slice(&bytes).expect("a JSON body")
-                },
-            };
-            let (status, reply) = answer(&request);
-            sent.push(request);
-            respond.send_response(
-                Response::builder()
-                    .status(status)
-                    .body(Body::from(serde_json::to_vec(&reply).expect("JSON")))
-                    .expect("a response"),
-            );
-        }
-        sent
-    })
-}
 
 /// Drops the context (closing the client) and returns what the server received, events apart.
 pub(crate) async fn finish(
@@ -178,11 +116,10 @@ pub(crate) async fn finish(
     server: JoinHandle<Vec<Sent>>,
 ) -> (Vec<Sent>, Vec<Sent>) {
     drop(ctx);
-    let sent = tokio::time::timeout(Duration::from_secs(5), server)
+    received(server)
         .await
-        .expect("the mock server stops once the client is gone")
-        .expect("the mock server does not panic");
-    sent.into_iter().partition(|request| !request.is_event())
+        .into_iter()
+        .partition(|request| !request.path().starts_with("/apis/events.k8s.io/"))
 }
 
 /// A Kubernetes `Status` body.

@@ -1,14 +1,11 @@
-//! The dashboard's API over HTTP, against a mock API server (tower-test): the token, the
-//! errors' envelope and statuses, RBAC's answers, and what it reads of the cluster.
+//! The dashboard's API over HTTP, against a mock API server (`trainctl-kube-recorder`): the
+//! token, the errors' envelope and statuses, RBAC's answers, and what it reads of the cluster.
 
 use std::sync::Arc;
 
-use http::{Method, Request, Response};
-use kube::Client;
-use kube::client::Body;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tower_test::mock;
+use trainctl_kube_recorder::{Reply, Sent};
 
 use super::test_objects::{JOB_UID, pod_object, running_since, tfjob_object};
 use super::{Dashboard, Settings, router, serve};
@@ -16,21 +13,9 @@ use crate::cluster::Cluster;
 
 const TOKEN: &str = "the-token";
 
-/// A request the dashboard sent to the API server.
-#[derive(Debug, Clone)]
-struct Sent {
-    method: Method,
-    /// The path, without the query.
-    path: String,
-    body: Value,
-}
-
-/// An answer of the mock: a status and a JSON body, or (a JSON string) a plain body.
-type Answer = (u16, Value);
-
 /// A `Status` body, as the API server sends with an error; `name` is the object's when the
 /// error is about one.
-fn status(code: u16, message: &str, name: Option<&str>) -> Answer {
+fn status(code: u16, message: &str, name: Option<&str>) -> Reply {
     let mut body = json!({
         "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
         "message": message, "code": code,
@@ -38,43 +23,22 @@ fn status(code: u16, message: &str, name: Option<&str>) -> Answer {
     if let Some(name) = name {
         body["details"] = json!({"name": name, "group": "kubeflow.org", "kind": "tfjobs"});
     }
-    (code, body)
+    Reply::Json(code, body)
 }
 
-fn list(items: &[Value]) -> Answer {
+fn list(items: &[Value]) -> Reply {
     let body = json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": "1"},
                       "items": items});
-    (200, body)
+    Reply::Json(200, body)
 }
 
 /// The dashboard of namespace `ml` served on loopback, its API server a mock that answers with
 /// `answer`; its address.
-async fn dashboard(answer: impl Fn(&Sent) -> Answer + Send + Sync + 'static) -> String {
-    let (service, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let answer = Arc::new(answer);
-    tokio::spawn(async move {
-        while let Some((request, respond)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("a request body");
-            let sent = Sent {
-                method: parts.method,
-                path: parts.uri.path().to_owned(),
-                body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-            };
-            let (code, body) = answer(&sent);
-            let bytes = match body {
-                Value::String(text) => text.into_bytes(),
-                json => serde_json::to_vec(&json).expect("JSON"),
-            };
-            let response = Response::builder().status(code).body(Body::from(bytes));
-            respond.send_response(response.expect("a response"));
-        }
-    });
-    let cluster = Cluster::new(
-        Client::new(service, "ml"),
-        "ml".to_owned(),
-        "https://cluster.test".to_owned(),
-    );
+async fn dashboard(answer: impl Fn(&Sent) -> Reply + Send + 'static) -> String {
+    let (client, handle) = trainctl_kube_recorder::client("ml");
+    // The recorder serves until the dashboard's client is gone; what it records goes unread.
+    drop(trainctl_kube_recorder::serve(handle, answer));
+    let cluster = Cluster::new(client, "ml".to_owned(), "https://cluster.test".to_owned());
     // No change will come: each event stream sends its first event, then ends.
     let (_, changes) = watch::channel(0);
     let app = router(
@@ -135,7 +99,7 @@ async fn json_call(method: &str, url: String) -> (u16, Value) {
 
 /// The API server of a namespace `ml` with the TFJob `mnist`, its chief running and ready and
 /// its workers pending, and no other kind's CRD; RBAC allows `allowed` verbs on tfjobs.
-fn cluster_with_mnist(allowed: &'static [&'static str]) -> impl Fn(&Sent) -> Answer + Send + Sync {
+fn cluster_with_mnist(allowed: &'static [&'static str]) -> impl Fn(&Sent) -> Reply + Send {
     move |sent| {
         let job = tfjob_object(&json!({"conditions": [
             {"type": "Created", "status": "True"}, {"type": "Running", "status": "True"},
@@ -145,15 +109,15 @@ fn cluster_with_mnist(allowed: &'static [&'static str]) -> impl Fn(&Sent) -> Ans
             pod_object(("chief", 0), JOB_UID, "Running", &chief, true),
             pod_object(("worker", 0), JOB_UID, "Pending", &json!({}), false),
         ];
-        match (sent.method.as_str(), sent.path.as_str()) {
+        match (sent.method.as_str(), sent.path()) {
             ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") => {
                 let mut review = sent.body.clone();
                 let verb = review["spec"]["resourceAttributes"]["verb"].clone();
                 review["status"] = json!({"allowed": allowed.iter().any(|&ok| verb == ok)});
-                (201, review)
+                Reply::Json(201, review)
             }
             ("GET", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs") => list(&[job]),
-            ("GET", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist") => (200, job),
+            ("GET", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist") => Reply::Json(200, job),
             ("PATCH", "/apis/kubeflow.org/v1/namespaces/ml/tfjobs/mnist") => status(
                 403,
                 "tfjobs.kubeflow.org \"mnist\" is forbidden: User \"dev\" cannot patch",
@@ -165,7 +129,7 @@ fn cluster_with_mnist(allowed: &'static [&'static str]) -> impl Fn(&Sent) -> Ans
             ("GET", "/api/v1/namespaces/ml/pods") => list(&pods),
             ("GET", "/apis/events.k8s.io/v1/namespaces/ml/events") => list(&[]),
             ("GET", "/api/v1/namespaces/ml/pods/mnist-chief-0/log") => {
-                (200, json!("step 1\nstep 2\n"))
+                Reply::Text("step 1\nstep 2\n".to_owned())
             }
             ("GET", path) if path.starts_with("/apis/kubeflow.org/v1/namespaces/ml/") => status(
                 404,
@@ -174,7 +138,7 @@ fn cluster_with_mnist(allowed: &'static [&'static str]) -> impl Fn(&Sent) -> Ans
             ),
             _ => status(
                 500,
-                &format!("unexpected {} {}", sent.method, sent.path),
+                &format!("unexpected {} {}", sent.method, sent.path()),
                 None,
             ),
         }
@@ -349,12 +313,8 @@ async fn errors_come_in_the_envelope_with_a_fitting_status() {
 
 #[tokio::test]
 async fn a_non_loopback_address_is_refused_unless_allowed() {
-    let (service, _handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let cluster = Cluster::new(
-        Client::new(service, "ml"),
-        "ml".to_owned(),
-        "https://cluster.test".to_owned(),
-    );
+    let (client, _handle) = trainctl_kube_recorder::client("ml");
+    let cluster = Cluster::new(client, "ml".to_owned(), "https://cluster.test".to_owned());
     let settings = Settings {
         namespace: None,
         context: None,

@@ -1,6 +1,6 @@
-//! The job commands in cluster mode against a mock API server (tower-test): each scenario runs a
-//! command line as `trainctl --kube ...` would, and asserts the exact requests sent and the exact
-//! output.
+//! The job commands in cluster mode against a mock API server (`trainctl-kube-recorder`): each
+//! scenario runs a command line as `trainctl --kube ...` would, and asserts the exact requests
+//! sent and the exact output.
 
 mod errors;
 mod jobs;
@@ -8,18 +8,15 @@ mod logs;
 mod wait;
 mod writes;
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use http::{Method, Request, Response};
+use http::Method;
 use jiff::Timestamp;
-use kube::Client;
-use kube::client::Body;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-use tower_test::mock;
+use trainctl_kube_recorder::{Reply, Sent, received, serve};
 
 use super::{on_backend, submit};
 use crate::cli::{Cli, Command};
@@ -27,73 +24,6 @@ use crate::cluster::Cluster;
 
 /// The URL messages name for the mock server.
 const SERVER: &str = "https://cluster.test";
-
-/// One request the CLI sent.
-#[derive(Debug, Clone)]
-struct Sent {
-    method: Method,
-    /// Path and query, as sent (percent-encoded).
-    uri: String,
-    content_type: Option<String>,
-    /// The body: JSON, or `Null` when empty.
-    body: Value,
-}
-
-impl Sent {
-    fn path(&self) -> &str {
-        self.uri.split('?').next().unwrap_or_default()
-    }
-
-    fn is_watch(&self) -> bool {
-        self.uri.contains("watch=true")
-    }
-}
-
-/// How the mock answers a request.
-enum Reply {
-    /// A JSON body with this HTTP status.
-    Json(u16, Value),
-    /// A plain body (a log, a stream of watch events) with status 200.
-    Text(String),
-    /// No answer: the request stays open (a watch with nothing to say).
-    Hang,
-    /// No answer yet: the request waits under this name for a [`Reply::Release`].
-    Held(&'static str),
-    /// The first reply to this request, and the second to the request held under the name.
-    Release(Box<Reply>, &'static str, Box<Reply>),
-}
-
-/// How the mock answers one request.
-type Responder = tower_test::mock::SendResponse<Response<Body>>;
-
-/// Sends `reply` through `respond`, or keeps `respond` open.
-fn send(
-    respond: Responder,
-    reply: Reply,
-    open: &mut Vec<Responder>,
-    held: &mut HashMap<&'static str, Responder>,
-) {
-    let (code, body) = match reply {
-        Reply::Json(code, value) => (code, serde_json::to_vec(&value).expect("JSON")),
-        Reply::Text(text) => (200, text.into_bytes()),
-        Reply::Hang => return open.push(respond),
-        Reply::Held(name) => {
-            held.insert(name, respond);
-            return;
-        }
-        Reply::Release(this, name, that) => {
-            let waiting = held.remove(name).expect("a request held under that name");
-            send(waiting, *that, open, held);
-            return send(respond, *this, open, held);
-        }
-    };
-    respond.send_response(
-        Response::builder()
-            .status(code)
-            .body(Body::from(body))
-            .expect("a response"),
-    );
-}
 
 /// A `Status` body, as the API server sends with an error; `name` is the object's when the
 /// error is about one.
@@ -119,37 +49,10 @@ fn list(items: Vec<Value>) -> Reply {
 /// A cluster whose API server answers with `answer`; the handle returns what was sent once the
 /// cluster is dropped.
 fn mock_cluster(
-    mut answer: impl FnMut(&Sent) -> Reply + Send + 'static,
+    answer: impl FnMut(&Sent) -> Reply + Send + 'static,
 ) -> (Cluster, JoinHandle<Vec<Sent>>) {
-    let (service, mut handle) = mock::pair::<Request<Body>, Response<Body>>();
-    let server = tokio::spawn(async move {
-        let mut sent = Vec::new();
-        let mut open = Vec::new();
-        let mut held = HashMap::new();
-        while let Some((request, respond)) = handle.next_request().await {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.expect("a request body");
-            let request = Sent {
-                method: parts.method,
-                uri: parts.uri.to_string(),
-                content_type: parts
-                    .headers
-                    .get(http::header::CONTENT_TYPE)
-                    .and_then(|value| value.to_str().ok())
-                    .map(str::to_owned),
-                body: if bytes.is_empty() {
-                    Value::Null
-                } else {
-                    serde_json::from_slice(&bytes).expect("a JSON body")
-                },
-            };
-            let reply = answer(&request);
-            sent.push(request);
-            send(respond, reply, &mut open, &mut held);
-        }
-        sent
-    });
-    let client = Client::new(service, "default");
+    let (client, handle) = trainctl_kube_recorder::client("default");
+    let server = serve(handle, answer);
     let cluster = Cluster::new(client, "default".to_owned(), SERVER.to_owned());
     (cluster, server)
 }
@@ -178,7 +81,7 @@ async fn trainctl(args: &[&str], answer: impl FnMut(&Sent) -> Reply + Send + 'st
                 return Outcome {
                     code: Ok(code),
                     stdout: String::new(),
-                    sent: stop(server).await,
+                    sent: received(server).await,
                 };
             }
         },
@@ -194,16 +97,8 @@ async fn trainctl(args: &[&str], answer: impl FnMut(&Sent) -> Reply + Send + 'st
     Outcome {
         code,
         stdout: String::from_utf8(stdout).expect("UTF-8 output"),
-        sent: stop(server).await,
+        sent: received(server).await,
     }
-}
-
-/// What the mock server received, once the client is gone.
-async fn stop(server: JoinHandle<Vec<Sent>>) -> Vec<Sent> {
-    tokio::time::timeout(Duration::from_secs(5), server)
-        .await
-        .expect("the mock server stops once the client is gone")
-        .expect("the mock server does not panic")
 }
 
 /// The requests as `METHOD URI`, sorted (for requests sent concurrently).
