@@ -228,6 +228,75 @@ fn licenses_text(vendor: &Path, packages: &[Package]) -> String {
     texts.join("\n\n")
 }
 
+/// The import-map names of the modules `entry` imports statically (`import ... from "X"`),
+/// and those they import, `entry` included; a dynamic `import("X")` is not followed.
+fn static_graph(
+    assets: &[Served],
+    imports: &[(String, String)],
+    entry: &str,
+) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut next = vec![entry.to_owned()];
+    while let Some(name) = next.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let Some(asset) = assets.iter().find(|asset| asset.path == name) else {
+            // A vendored package: its own imports are relative to it, and the packages
+            // import one another only as the page does (`preact/hooks` imports `preact`).
+            continue;
+        };
+        let text = fs::read_to_string(&asset.source)
+            .unwrap_or_else(|error| panic!("read {}: {error}", asset.source.display()));
+        for specifier in static_imports(&text) {
+            let resolved = if specifier.starts_with('.') {
+                let base = name.rsplit_once('/').map_or("", |(dir, _)| dir);
+                normalize(&format!("{base}/{specifier}"))
+            } else {
+                specifier.to_owned()
+            };
+            if imports.iter().any(|(known, _)| *known == resolved) {
+                next.push(resolved);
+            }
+        }
+    }
+    // The packages a vendored module imports: Preact's hooks need Preact itself.
+    if seen.contains("preact/hooks") || seen.contains("htm/preact") {
+        seen.insert("preact".to_owned());
+    }
+    seen
+}
+
+/// The specifiers of a module's static imports: `from "X"` and `import "X"`, not `import("X")`.
+fn static_imports(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    for keyword in ["from \"", "import \""] {
+        let mut rest = text;
+        while let Some(at) = rest.find(keyword) {
+            rest = &rest[at + keyword.len()..];
+            if let Some(end) = rest.find('"') {
+                found.push(&rest[..end]);
+            }
+        }
+    }
+    found
+}
+
+/// `path` with its `.` and `..` segments resolved.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
 /// The page, and the text of its import map.
 fn index_html(assets: &[Served], packages: &[Package]) -> (String, String) {
     let versioned = |path: &str| {
@@ -274,9 +343,14 @@ fn index_html(assets: &[Served], packages: &[Package]) -> (String, String) {
         );
     }
     let _ = writeln!(head, "<script type=\"importmap\">{import_map}</script>");
-    // Every module fetched at once, rather than each only once its importer has arrived.
-    for (_, address) in &imports {
-        let _ = writeln!(head, "<link rel=\"modulepreload\" href=\"{address}\">");
+    // The modules the page loads at once, fetched together rather than each only once its
+    // importer has arrived; those imported later (`import(...)`: the Curves tab and uPlot) are
+    // not fetched before they are needed.
+    let statically = static_graph(assets, &imports, "/assets/src/main.js");
+    for (name, address) in &imports {
+        if statically.contains(name) {
+            let _ = writeln!(head, "<link rel=\"modulepreload\" href=\"{address}\">");
+        }
     }
     let index = format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

@@ -249,5 +249,4 @@ async fn watch_scalars<S: Source>(
 }
 
 #[cfg(test)]
-#[path = "routes_tests.rs"]
 mod tests;

@@ -190,6 +190,49 @@ async fn the_import_map_names_the_packages_and_every_module_under_its_current_ve
 }
 
 #[tokio::test]
+async fn the_page_preloads_what_it_imports_at_once_and_neither_the_curves_tab_nor_uplot() {
+    let page = fetch("/").await.text();
+    let preloaded: Vec<&str> = page
+        .split("<link rel=\"modulepreload\" href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split("?v=").next())
+        .collect();
+    for module in [
+        "/assets/src/main.js",
+        "/assets/src/app.js",
+        "/assets/src/pages/jobs.js",
+        "/assets/src/pages/job.js",
+        "/assets/src/html.js",
+    ] {
+        assert!(preloaded.contains(&module), "{module} in {preloaded:?}");
+    }
+    let vendored: Vec<&str> = preloaded
+        .iter()
+        .filter_map(|address| address.strip_prefix("/assets/vendor/"))
+        .collect();
+    assert!(
+        vendored
+            .iter()
+            .any(|file| file.ends_with("/preact.module.js"))
+            && vendored
+                .iter()
+                .any(|file| file.ends_with("/hooks.module.js"))
+            && vendored.iter().any(|file| file.ends_with("/htm.module.js")),
+        "{vendored:?}"
+    );
+    for later in [
+        "/assets/src/pages/curves.js",
+        "/assets/src/components/chart.js",
+    ] {
+        assert!(!preloaded.contains(&later), "{later} in {preloaded:?}");
+    }
+    assert!(
+        !vendored.iter().any(|file| file.starts_with("uplot-")),
+        "{vendored:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_plain_or_stale_address_is_revalidated_and_a_current_etag_gets_304() {
     let main = asset("/assets/src/main.js").expect("the entry module");
     let etag = format!("\"{}\"", main.version);

@@ -177,5 +177,4 @@ fn requested_gpus(pod: &Pod) -> u32 {
 }
 
 #[cfg(test)]
-#[path = "views_tests.rs"]
 mod tests;

@@ -1,13 +1,12 @@
 // The Job page (`#/jobs/{ns}/{plural}/{name}[/logs|/curves]`): title with the state badge, tabs,
 // actions (suspend, resume, delete) and the tab's content; the job is live from its watch stream.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { apiJSON, jobHref, jobPath, jobWatchPath } from "../api.js";
 import { ConfirmDialog } from "../components/confirm.js";
 import { StateBadge } from "../components/state.js";
 import { ErrorBox, Loading, StreamError } from "../components/status.js";
 import { html } from "../html.js";
 import { useEventStream } from "../sse.js";
-import { CurvesTab } from "./curves.js";
 import { LogsTab } from "./logs.js";
 import { OverviewTab } from "./overview.js";
 
@@ -111,7 +110,7 @@ export function JobPage({ ns, plural, name, tab, info }) {
   } else if (tab === "logs") {
     content = html`<${LogsTab} ns=${ns} plural=${plural} name=${name} view=${view} />`;
   } else if (tab === "curves") {
-    content = html`<${CurvesTab} ns=${ns} plural=${plural} name=${name} info=${info} />`;
+    content = html`<${LazyCurvesTab} ns=${ns} plural=${plural} name=${name} info=${info} />`;
   } else {
     content = html`<${OverviewTab} view=${view} />`;
   }
@@ -141,4 +140,25 @@ export function JobPage({ ns, plural, name, tab, info }) {
     ${!missing && !deleted ? html`<${StreamError} error=${stream.error} what="the job" />` : null}
     ${content}
   </section>`;
+}
+
+/**
+ * The Curves tab, fetched when it is first shown: it alone needs uPlot, which the other pages
+ * (the Jobs page first) load faster without.
+ */
+function LazyCurvesTab(props) {
+  const [tab, setTab] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    import("./curves.js").then(
+      (module) => live && setTab(() => module.CurvesTab),
+      (failure) => live && setError(failure),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (error) return html`<${ErrorBox} error=${error} title="The Curves tab could not be loaded" />`;
+  return tab ? html`<${tab} ...${props} />` : html`<${Loading} what="the curves" />`;
 }
