@@ -241,11 +241,18 @@ fn static_graph(
         if !seen.insert(name.clone()) {
             continue;
         }
-        let Some(asset) = assets.iter().find(|asset| asset.path == name) else {
-            // A vendored package: its own imports are relative to it, and the packages
-            // import one another only as the page does (`preact/hooks` imports `preact`).
-            continue;
-        };
+        // A module's file, found through the import map: its own path for ours, the vendored
+        // file for a package's bare name (`preact/hooks`, which imports `preact`).
+        let asset = imports
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, address)| {
+                address
+                    .split_once("?v=")
+                    .map_or(address.as_str(), |(path, _)| path)
+            })
+            .and_then(|path| assets.iter().find(|asset| asset.path == path))
+            .unwrap_or_else(|| panic!("{name} is in the import map but not served"));
         let text = fs::read_to_string(&asset.source)
             .unwrap_or_else(|error| panic!("read {}: {error}", asset.source.display()));
         for specifier in static_imports(&text) {
@@ -260,17 +267,14 @@ fn static_graph(
             }
         }
     }
-    // The packages a vendored module imports: Preact's hooks need Preact itself.
-    if seen.contains("preact/hooks") || seen.contains("htm/preact") {
-        seen.insert("preact".to_owned());
-    }
     seen
 }
 
-/// The specifiers of a module's static imports: `from "X"` and `import "X"`, not `import("X")`.
+/// The specifiers of a module's static imports: `from "X"` and `import "X"`, with or without the
+/// space (minified packages leave it out), not `import("X")`.
 fn static_imports(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
-    for keyword in ["from \"", "import \""] {
+    for keyword in ["from \"", "from\"", "import \"", "import\""] {
         let mut rest = text;
         while let Some(at) = rest.find(keyword) {
             rest = &rest[at + keyword.len()..];
