@@ -153,7 +153,7 @@ where
     match command {
         Command::Submit(args) => {
             let checked = checked.context("a submit comes with its checked manifest")?;
-            submit::run(checked, &args, jobs, out).await
+            jobs.submit(checked, &args, out).await
         }
         Command::Get(args) => get::run(&args, jobs, out).await,
         Command::Describe(args) => describe::run(&args, jobs, out).await,

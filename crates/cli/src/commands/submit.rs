@@ -56,16 +56,6 @@ pub trait Submit {
     ) -> anyhow::Result<ExitCode>;
 }
 
-/// Submits the checked manifest and prints each object made.
-pub async fn run(
-    checked: Checked,
-    args: &SubmitArgs,
-    jobs: &impl Submit,
-    out: &mut impl Write,
-) -> anyhow::Result<ExitCode> {
-    jobs.submit(checked, args, out).await
-}
-
 impl Submit for Local {
     /// Sends the manifest to the server as it is, with `--volume`'s bindings; prints each job
     /// recorded.
