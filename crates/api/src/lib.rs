@@ -10,6 +10,7 @@ pub mod expansion;
 pub mod field_path;
 pub mod job;
 pub mod kind;
+pub mod log_lines;
 pub mod manifest;
 pub mod namespace;
 pub mod replica;

@@ -16,7 +16,6 @@ mod state;
 mod summary;
 mod table;
 mod target;
-mod telemetry;
 mod view;
 mod wait_for;
 

@@ -223,7 +223,7 @@ pub struct ServerArgs {
     /// transition, queued, admitted, restarted, finished..., with its fields). `RUST_LOG`
     /// filters (default `info`).
     #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
-    pub log_format: super::LogFormat,
+    pub log_format: trainctl_logging::LogFormat,
 
     /// What this machine offers and how replicas restart.
     #[command(flatten)]

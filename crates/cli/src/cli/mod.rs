@@ -9,7 +9,6 @@ mod jobs;
 mod local;
 mod logs;
 mod manifests;
-mod operator;
 mod replicas;
 mod top;
 mod values;
@@ -28,7 +27,6 @@ pub use jobs::{GetArgs, GetFormat, JobArgs, JobsArgs, SubmitArgs, WaitArgs};
 pub use local::{CapacityArgs, MachineArgs, RunArgs, ServerArgs, ShimArgs};
 pub use logs::LogsArgs;
 pub use manifests::{CrdArgs, RenderArgs, ValidateArgs};
-pub use operator::{LogFormat, OperatorArgs};
 pub use replicas::{JobName, ReplicasArgs, ReplicasFormat, job_name};
 pub use top::{TopArgs, TopJobArgs, TopNodeArgs, TopResource};
 pub use version::VersionArgs;
@@ -436,17 +434,8 @@ Examples:
     /// Pods, Services and PodGroups, with leader election, `/metrics`, `/healthz` and `/readyz`.
     /// It connects like kubectl: a kubeconfig (--kubeconfig, KUBECONFIG, ~/.kube/config), else
     /// the pod's service account.
-    #[command(after_help = "\
-SIGTERM or SIGINT stops it gracefully: no new reconciles, those in flight finish, the lease is
-released; a second signal stops at once. See docs/operator.md for the metrics, the probes and
-leader election.
-
-Examples:
-  trainctl operator                                  every kind, every namespace
-  trainctl operator --enable-scheme tfjob --enable-scheme pytorchjob --namespace team-a
-  trainctl operator --leader-elect --gang-scheduler-name volcano
-  trainctl operator --kubeconfig ~/.kube/dev --context kind-dev --metrics-bind-address 0")]
-    Operator(OperatorArgs),
+    #[command(after_help = trainctl_operator::command::after_help("trainctl operator"))]
+    Operator(trainctl_operator::command::OperatorArgs),
 
     /// Print the script that completes trainctl's commands and flags in a shell (bash, zsh,
     /// fish, elvish, powershell).

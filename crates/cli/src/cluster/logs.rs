@@ -17,9 +17,9 @@ use kube::runtime::watcher;
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 use trainctl_api::JobKind;
+use trainctl_api::log_lines::Restart;
 use trainctl_engine::ReplicaSlot;
 use trainctl_engine::naming::{JOB_NAME_LABEL, OPERATOR_NAME_LABEL};
-use trainctl_local::process::logs::{LogItem, Restart};
 
 use super::pods::{controller_uid, main_container, main_status, slot_of};
 use super::{Cluster, ClusterError, ClusterJob, Operation, Resource};
@@ -302,11 +302,11 @@ fn restart_line(request: &LogRequest<'_>, pod: &Pod) -> Option<Vec<u8>> {
         .as_ref()
         .and_then(|state| state.terminated.as_ref())
         .map(|terminated| terminated.exit_code);
-    let restart = LogItem::Restart(Restart {
+    let restart = Restart {
         run: u32::try_from(status.restart_count).ok()?,
         at,
         previous_exit,
-    });
+    };
     let mut line = Vec::new();
     restart.render(
         &slot.to_string(),

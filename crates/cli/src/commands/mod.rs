@@ -8,7 +8,6 @@ mod describe;
 mod events;
 mod get;
 mod logs;
-mod operator;
 mod quotas;
 mod render;
 mod replicas;
@@ -30,6 +29,7 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use trainctl_operator::connect::ClusterAccess;
 
 use crate::backend::{Jobs, Local};
 use crate::cli::{Cli, ClusterArgs, Command};
@@ -84,7 +84,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args, state),
         Command::Server(args) => server::run(&args, state),
         Command::Dashboard(args) => dashboard::run(&args, state),
-        Command::Operator(args) => operator::run(&args, &cluster),
+        Command::Operator(args) => {
+            let access = ClusterAccess {
+                kubeconfig: cluster.kubeconfig,
+                context: cluster.context,
+            };
+            trainctl_operator::command::run(&args, &access)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Events(args) => events::run(&args, state),
         Command::Top(args) => top::run(&args, state),
         Command::Volumes(args) => volumes::run(&args, state),

@@ -11,11 +11,10 @@ use crate::cli::ServerArgs;
 use crate::machine;
 use crate::state::state_dir;
 use crate::target::DEFAULT_NAMESPACE;
-use crate::telemetry;
 
 /// Runs the server until `SIGINT` or `SIGTERM`.
 pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
-    telemetry::init(args.log_format);
+    trainctl_logging::init(args.log_format);
     let dir = state_dir(state)?;
     if !args.machine.volumes.bindings.is_empty() {
         let mut store = Store::open(&dir)?;

@@ -35,15 +35,14 @@ const RELEASE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// An endpoint's address cannot be bound.
-    #[error("cannot listen on {address} for {endpoints}")]
+    #[error("cannot listen on {address} for {endpoints}: {error}")]
     Bind {
         /// What was to be served there (`/metrics`, `/healthz and /readyz`).
         endpoints: &'static str,
         /// The address.
         address: SocketAddr,
-        /// Why.
-        #[source]
-        source: std::io::Error,
+        /// Why (in the message: a cause shown, not chained, is printed once).
+        error: std::io::Error,
     },
     /// This process was the leader and is no longer.
     #[error("lost leadership ({0}); exiting so that a fresh start competes for the lease again")]
@@ -151,10 +150,10 @@ async fn bind(
     for (what, address, routes) in planned {
         let endpoint = Endpoint::bind(address, routes)
             .await
-            .map_err(|source| RunError::Bind {
+            .map_err(|error| RunError::Bind {
                 endpoints: what,
                 address,
-                source,
+                error,
             })?;
         endpoints.push((what, endpoint));
     }

@@ -13,13 +13,17 @@
 //! - [`health`] and [`http`]: what `/healthz` and `/readyz` report, and the endpoints that serve
 //!   them and `/metrics`;
 //! - [`shutdown`]: the stop requests (`SIGTERM`, `SIGINT`);
-//! - [`settings`]: what the flags decide.
+//! - [`settings`]: what the flags decide;
+//! - [`command`]: the operator as a command: its flags, and what starts the rest (logs, the
+//!   connection, the manager), for `trainctl operator` and the image's `trainctl-operator`.
 //!
 //! Imports go one way: this folder uses `crate::reconcile`, which never uses it. Within it,
-//! [`manager`] uses the parts it starts; [`controller`] uses [`health`], [`pacing`] and [`watch`];
+//! [`command`] uses [`manager`] and what it needs to start it; [`manager`] uses the parts it
+//! starts; [`controller`] uses [`health`], [`pacing`] and [`watch`];
 //! [`connect`] uses [`rate_limit`]; [`settings`] uses [`leader`] and [`rate_limit`]; [`http`]
 //! uses [`health`].
 
+pub mod command;
 pub mod connect;
 pub mod controller;
 pub mod health;

@@ -12,6 +12,9 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use trainctl_api::log_lines::Restart;
+use trainctl_api::log_lines::lead;
+
 use super::index::{Record, index_file, last_run};
 use super::read::{LogReader, Opened, kept_log_files};
 
@@ -35,17 +38,6 @@ pub struct LogLine {
     pub run: Option<u32>,
 }
 
-/// A run of a replica that began after another: where its log shows a restart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Restart {
-    /// The run that began: `n` for the `n`th restart.
-    pub run: u32,
-    /// When it began, in Unix nanoseconds.
-    pub at: i64,
-    /// The exit code of the run before, when the log recorded it.
-    pub previous_exit: Option<i32>,
-}
-
 /// What a replica's log holds, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogItem {
@@ -66,42 +58,19 @@ impl LogItem {
     }
 
     /// Appends the item to `out` as `logs` prints it for `replica`: after `prefix` when given
-    /// (`worker-0 | `), after its time when `timestamps` (RFC 3339 with nanoseconds, as kubectl
-    /// prints them; a line of unknown time gets none), ended with a newline unless it is an
-    /// unended line printed as it is (no prefix, no time).
+    /// (`worker-0 | `), after its time when `timestamps` (a line of unknown time gets none),
+    /// ended with a newline unless it is an unended line printed as it is (no prefix, no time).
     pub fn render(&self, replica: &str, prefix: Option<&str>, timestamps: bool, out: &mut Vec<u8>) {
-        out.extend_from_slice(prefix.unwrap_or_default().as_bytes());
-        if timestamps && let Some(at) = self.at() {
-            out.extend_from_slice(format_nanos(at, 9).as_bytes());
-            out.push(b' ');
-        }
         match self {
             LogItem::Line(line) => {
+                lead(prefix, line.at.filter(|_| timestamps), out);
                 out.extend_from_slice(&line.text);
                 if line.ended || prefix.is_some() || timestamps {
                     out.push(b'\n');
                 }
             }
-            LogItem::Restart(restart) => {
-                let exit = restart.previous_exit.map_or_else(String::new, |code| {
-                    format!(" (the previous run exited with code {code})")
-                });
-                let line = format!(
-                    "--- {replica}: restart {} at {}{exit} ---\n",
-                    restart.run,
-                    format_nanos(restart.at, 3)
-                );
-                out.extend_from_slice(line.as_bytes());
-            }
+            LogItem::Restart(restart) => restart.render(replica, prefix, timestamps, out),
         }
-    }
-}
-
-/// `nanos` (since the Unix epoch) in RFC 3339, UTC, with `digits` fractional digits.
-fn format_nanos(nanos: i64, digits: usize) -> String {
-    match jiff::Timestamp::from_nanosecond(i128::from(nanos)) {
-        Ok(time) => format!("{time:.digits$}"),
-        Err(_) => format!("@{nanos}ns"),
     }
 }
 

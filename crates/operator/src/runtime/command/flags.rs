@@ -1,17 +1,23 @@
-//! `operator`: the Kubernetes operator's flags, named and defaulted as the Kubeflow training
-//! operator's.
+//! The operator's flags, named and defaulted as the Kubeflow training operator's: one definition
+//! for `trainctl operator` and for the image's `trainctl-operator`.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use trainctl_api::JobKind;
+use trainctl_api::namespace::check_namespace;
+use trainctl_engine::objects::{
+    DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE, DEFAULT_PYTORCH_INIT_IMAGE, DEFAULT_PYTORCH_INIT_MAX_TRIES,
+};
+use trainctl_logging::LogFormat;
 
-use super::values::namespace_name;
+use crate::runtime::settings::BindAddress;
 
-/// Arguments of `operator`.
+/// The operator's flags.
 #[derive(Debug, Args)]
 pub struct OperatorArgs {
     /// A kind to run a controller for (repeatable, or comma-separated): tfjob, pytorchjob,
     /// xgboostjob, paddlejob, jaxjob, mpijob (kubectl spellings work too) [default: every kind].
     #[arg(long, value_name = "KIND", value_delimiter = ',')]
-    pub enable_scheme: Vec<trainctl_api::JobKind>,
+    pub enable_scheme: Vec<JobKind>,
 
     /// A namespace to watch (repeatable, or comma-separated) [default: every namespace].
     #[arg(long, value_name = "NS", value_delimiter = ',', value_parser = namespace_name)]
@@ -59,27 +65,27 @@ pub struct OperatorArgs {
 
     /// Where to serve /metrics: HOST:PORT, :PORT for every interface, or 0 to disable.
     #[arg(long, value_name = "ADDR", default_value = ":8080")]
-    pub metrics_bind_address: trainctl_operator::settings::BindAddress,
+    pub metrics_bind_address: BindAddress,
 
     /// Where to serve /healthz and /readyz: HOST:PORT, :PORT for every interface, or 0 to
     /// disable.
     #[arg(long, value_name = "ADDR", default_value = ":8081")]
-    pub health_probe_bind_address: trainctl_operator::settings::BindAddress,
+    pub health_probe_bind_address: BindAddress,
 
     /// Cluster domain appended to TF_CONFIG addresses (`<pod>.<ns>.svc.<domain>`).
     #[arg(long, value_name = "D", env = "CUSTOM_CLUSTER_DOMAIN")]
     pub cluster_domain: Option<String>,
 
     /// Image of PyTorch's init container, which waits for the master's address.
-    #[arg(long, value_name = "IMAGE", default_value = trainctl_engine::objects::DEFAULT_PYTORCH_INIT_IMAGE)]
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_PYTORCH_INIT_IMAGE)]
     pub pytorch_init_container_image: String,
 
     /// Lookups PyTorch's init container makes before giving up.
-    #[arg(long, value_name = "N", default_value_t = trainctl_engine::objects::DEFAULT_PYTORCH_INIT_MAX_TRIES)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_PYTORCH_INIT_MAX_TRIES)]
     pub pytorch_init_container_max_tries: u32,
 
     /// Image of MPI's init container delivering kubectl to the launcher.
-    #[arg(long, value_name = "IMAGE", default_value = trainctl_engine::objects::DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE)]
+    #[arg(long, value_name = "IMAGE", default_value = DEFAULT_MPI_KUBECTL_DELIVERY_IMAGE)]
     pub mpi_kubectl_delivery_image: String,
 
     /// Log format on stderr [default: text on a terminal, else json]. `RUST_LOG` filters (default
@@ -88,19 +94,15 @@ pub struct OperatorArgs {
     pub log_format: Option<LogFormat>,
 }
 
-/// How the operator logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// One JSON object a line, with the span fields (`kind`, `job`).
-    Json,
-    /// Human-readable lines.
-    Text,
-}
-
 /// A request rate: a finite number above 0.
 fn requests_per_second(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
         _ => Err("expected a number of requests a second above 0, such as 500 or 20.5".to_owned()),
     }
+}
+
+/// A namespace: a DNS-1123 label, checked before anything is contacted.
+fn namespace_name(text: &str) -> Result<String, String> {
+    check_namespace(text).map(|()| text.to_owned())
 }

@@ -1,11 +1,31 @@
-//! Logging of the long-running commands (`server`, `operator`): `tracing` events on stderr,
-//! filtered by `RUST_LOG` (default `info`).
+//! How trainctl's long-running processes, `trainctl server` and the Kubernetes operator, log:
+//! `tracing` events on stderr, as text or one JSON object a line, those that `RUST_LOG` selects
+//! (`info` and above without it).
 
 use std::io::IsTerminal as _;
 
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::LogFormat;
+/// How a process logs on stderr (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One JSON object a line, with the span fields (`kind`, `job`).
+    Json,
+    /// Human-readable lines.
+    Text,
+}
+
+impl LogFormat {
+    /// Text when stderr is a terminal (a person reads it), else JSON (a log collector does).
+    #[must_use]
+    pub fn for_stderr() -> LogFormat {
+        if std::io::stderr().is_terminal() {
+            LogFormat::Text
+        } else {
+            LogFormat::Json
+        }
+    }
+}
 
 /// Sends the `tracing` events of this process to stderr in `format`, those that `RUST_LOG`
 /// selects (`info` and above without it); text is in colour only on a terminal. Once per
