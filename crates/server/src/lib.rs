@@ -131,23 +131,16 @@ pub async fn serve(
     Ok(())
 }
 
-/// Raises the soft limit of open files to the hard one: every job's run holds a database
-/// connection (three files) and each replica a log file, and a desktop's usual soft limit (1024)
-/// would cap the server at a few hundred jobs. The limit now (1024 when it cannot be read).
+/// Raises the soft limit of open files to the hard one (every job's run holds a database
+/// connection, three files, and each replica its files: `trainctl_local::process::open_files`),
+/// saying on the log when it cannot. The limit now.
 fn raise_open_files_limit() -> u64 {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    match getrlimit(Resource::RLIMIT_NOFILE) {
-        Ok((soft, hard)) if soft < hard => {
-            if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
-                tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {error}");
-                return soft;
-            }
-            hard
-        }
-        Ok((soft, _)) => soft,
-        Err(error) => {
-            tracing::warn!("cannot read the open files limit: {error}");
-            1024
-        }
+    let files = trainctl_local::process::open_files::raise();
+    if let Some(problem) = files.problem {
+        tracing::warn!(
+            "cannot raise the open files limit from {}: {problem}",
+            files.before
+        );
     }
+    files.limit
 }

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use trainctl_api::manifest::Manifests;
 use trainctl_local::notify::Delivery;
-use trainctl_local::process::Reaper;
 use trainctl_local::process::logs::Console;
+use trainctl_local::process::{Reaper, open_files};
 use trainctl_local::runner::{self, RunEnd, RunReport, Supervision};
 use trainctl_local::store::Store;
 
@@ -72,6 +72,11 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         return Ok(code);
     }
     let job = loaded.job;
+    let replicas = u64::try_from(job.total_replicas()).unwrap_or(0);
+    if let Err(message) = open_files_for(replicas) {
+        eprintln!("{}: {message}", args.file.display());
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
     let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
     let mut store = store?;
     super::volumes::bind_flags(&mut store, &args.machine.volumes.bindings, job.namespace())?;
@@ -116,6 +121,28 @@ async fn await_notification(mut delivery: Delivery) {
         delivery.abandon();
         eprintln!("warning: interrupted: stopped waiting for the job's notification");
     }
+}
+
+/// Raises the open-file limit to the hard one, as the server does; why the job's `replicas`
+/// cannot all run under it, if they cannot ("Too many open files" half-way otherwise).
+fn open_files_for(replicas: u64) -> Result<(), String> {
+    let files = open_files::raise();
+    let needed = open_files::needed(replicas);
+    if needed <= files.limit {
+        return Ok(());
+    }
+    let cannot_raise = files.problem.map_or_else(String::new, |problem| {
+        format!(" (it cannot be raised: {problem})")
+    });
+    Err(format!(
+        "the job's {replicas} replicas need about {needed} open files ({} each, and {} for \
+         trainctl), more than this process may open: {}{cannot_raise}; raise the hard limit \
+         (`ulimit -Hn {needed}` as root, or `nofile` in /etc/security/limits.conf) or run fewer \
+         replicas",
+        open_files::FILES_PER_REPLICA,
+        open_files::FILES_BESIDE_REPLICAS,
+        files.limit
+    ))
 }
 
 /// What a scoped thread returned; its panic goes on.

@@ -15,6 +15,7 @@ mod logs_flags;
 mod messages;
 mod namespaces;
 mod notifications;
+mod open_files;
 mod operator;
 mod permissions;
 mod recovery;

@@ -13,12 +13,13 @@
 //! - [`identity`]: a process named by its pid and start time, never a recycled pid;
 //! - [`cgroup`]: each start of a replica in a cgroup of its own, where the system offers one;
 //! - [`mounts`]: a replica's volumes in a mount namespace of its own, through a helper that
-//!   executes the replica's command once they are mounted.
+//!   executes the replica's command once they are mounted;
+//! - [`open_files`]: the open-file limit, raised for the replicas' files.
 //!
 //! Imports go one way, down this list: the reaper uses the watchdog and the shim, which use
 //! neither the reaper nor each other; below them, [`child`], [`logs`] and [`marker`] use none of
 //! those three, and [`marker`] uses [`identity`]; [`cgroup`] uses none of them; the reaper and
-//! the shim use [`mounts`], which uses none of these.
+//! the shim use [`mounts`], which uses none of these; [`open_files`] uses none.
 
 pub mod cgroup;
 pub mod child;
@@ -26,6 +27,7 @@ pub mod identity;
 pub mod logs;
 pub mod marker;
 pub mod mounts;
+pub mod open_files;
 pub mod reaper;
 pub mod shim;
 pub mod usage;
