@@ -48,12 +48,15 @@ pub enum ServeError {
     },
 }
 
-/// Serves until `SIGINT` or `SIGTERM`: then every run stops (its job stays unfinished, to run
+/// Serves until `SIGINT` or `SIGTERM` on the state directory that `lock` holds (taken with
+/// [`discovery::lock`] before anything is written there, and held until this returns): then
+/// every run stops (its job stays unfinished, to run
 /// again under the next server) and `server.json` is removed. `ready` hears the address once it
 /// is published, with a one-time login code for the dashboard (`/#code=...`, usable once within
 /// [`auth::START_CODE_LIFETIME`]). Slow or silent peers are bounded as
 /// [`trainctl_dashboard::connections`] describes.
 pub async fn serve(
+    lock: discovery::ServerLock,
     config: ServerConfig,
     listen: SocketAddr,
     allow_non_loopback: bool,
@@ -128,6 +131,7 @@ pub async fn serve(
     .await;
     supervisor.shutdown().await;
     discovery::withdraw(&state_dir);
+    drop(lock);
     Ok(())
 }
 

@@ -16,6 +16,8 @@ use crate::target::DEFAULT_NAMESPACE;
 pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> {
     trainctl_logging::init(args.log_format);
     let dir = state_dir(state)?;
+    // One server per state directory: refused before anything is written there.
+    let lock = trainctl_server::discovery::lock(&dir)?;
     if !args.machine.volumes.bindings.is_empty() {
         let mut store = Store::open(&dir)?;
         super::volumes::bind_flags(
@@ -35,6 +37,7 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
         .build()
         .context("cannot start the runtime")?
         .block_on(trainctl_server::serve(
+            lock,
             config,
             args.listen,
             args.allow_non_loopback,

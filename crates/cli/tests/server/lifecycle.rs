@@ -320,6 +320,45 @@ fn a_non_loopback_address_is_refused_unless_allowed() {
 }
 
 #[test]
+fn a_second_server_on_the_same_state_directory_is_refused_naming_the_first() {
+    let server = Server::start(&["--gpus", "0"]);
+    let published = std::fs::read(server.state_dir().join("server.json")).expect("server.json");
+    let first: serde_json::Value = serde_json::from_slice(&published).expect("JSON");
+    let second = Command::new(trainctl_cli_harness::binary())
+        .arg("--state-dir")
+        .arg(server.state_dir())
+        .args(["server", "--volume", "data=/tmp"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&second.stderr),
+        format!(
+            "error: another trainctl server is running on the state directory {} (pid {} at \
+             {}): stop it first, or give this one another --state-dir\n",
+            server.state_dir().display(),
+            first["pid"],
+            server.url
+        )
+    );
+    // Nothing of the first one's was taken: its address, its token, its volumes.
+    assert_eq!(
+        std::fs::read(server.state_dir().join("server.json")).expect("server.json"),
+        published
+    );
+    let (status, _) = server.request("GET", "/api/v1/jobs", None);
+    assert_eq!(status, 200);
+    let claims = harness::trainctl(&[
+        "--state-dir",
+        server.state_dir().to_str().expect("UTF-8 path"),
+        "volumes",
+    ]);
+    assert_eq!(claims.code, Some(0), "{}", claims.stderr);
+    assert_eq!(claims.stdout, "", "no claim bound");
+}
+
+#[test]
 fn the_cli_submits_suspends_resumes_and_deletes_through_the_server() {
     let server = Server::start(&[]);
     let state_dir = server.state_dir().to_str().expect("UTF-8 path").to_owned();

@@ -60,7 +60,8 @@ struct Cli {
     /// `scripts/cluster` of this checkout (`TRAINCTL_CLUSTER_DIR` says where its cluster goes).
     #[arg(long)]
     cluster_script: PathBuf,
-    /// The `trainctl` binary to measure.
+    /// The operator binary to measure: the image's `trainctl-operator`, or `trainctl` (run as
+    /// `trainctl operator`).
     #[arg(long)]
     trainctl: PathBuf,
     /// How `--trainctl` was built, for the report (`image`, `dist`).
@@ -282,7 +283,14 @@ async fn operator_command(
     let mut command: Vec<String>;
     let mut env = Vec::new();
     if subject == Subject::Trainctl {
-        command = vec![args.trainctl.display().to_string(), "operator".to_owned()];
+        command = vec![args.trainctl.display().to_string()];
+        if args
+            .trainctl
+            .file_name()
+            .is_some_and(|name| name == "trainctl")
+        {
+            command.push("operator".to_owned());
+        }
         command.extend(
             [
                 "--kubeconfig",
