@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::Container;
 
-use crate::expansion::expand;
+use crate::expansion::{Budget, TooLarge, expand_within};
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;
 use crate::kind::JobKind;
@@ -255,22 +255,34 @@ const EXPANSION_HINT: &str = "(each $(VAR) is replaced by that variable's value)
 
 /// Expands the container's literal env values and its command and args as the kubelet will
 /// (a `valueFrom` counts as empty: its value is known only when the replica starts), and
-/// reports each that would pass what one argument or environment string may hold. The
-/// expansion is bounded, so a value that doubles at every step costs nothing here.
+/// reports each that would pass what one argument or environment string may hold, and the first
+/// at which they all pass what a process's arguments and environment may hold together. The
+/// expansion is bounded by both, so neither a value that doubles at every step nor many values
+/// that each reference a large one cost more than that here.
 fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<Issue>) {
+    let mut budget = Budget::default();
     let mut defined: HashMap<&str, String> = HashMap::new();
+    let too_large = |field: FieldPath, too_large: TooLarge| {
+        Issue::error(field, format!("{too_large} {EXPANSION_HINT}"))
+    };
     for (j, var) in container.env.iter().flatten().enumerate() {
-        let value = match (&var.value_from, var.value.as_deref()) {
-            (None, Some(literal)) => {
-                expand(literal, |name| defined.get(name)).unwrap_or_else(|too_large| {
-                    issues.push(Issue::error(
-                        path.field("env").index(j).field("value"),
-                        format!("{too_large} {EXPANSION_HINT}"),
-                    ));
-                    String::new()
-                })
+        let field = path.field("env").index(j).field("value");
+        let expanded = match (&var.value_from, var.value.as_deref()) {
+            (None, Some(literal)) => expand_within(literal, |name| defined.get(name), &mut budget),
+            _ => Ok(String::new()),
+        };
+        let value = match expanded.and_then(|value| {
+            // `NAME=`: the rest of the entry as the process receives it.
+            budget.take(var.name.len() + 1)?;
+            Ok(value)
+        }) {
+            Ok(value) => value,
+            Err(TooLarge::One) => {
+                issues.push(too_large(field, TooLarge::One));
+                String::new()
             }
-            _ => String::new(),
+            // Whatever follows cannot fit either: one error says it.
+            Err(TooLarge::Total) => return issues.push(too_large(field, TooLarge::Total)),
         };
         defined.insert(&var.name, value);
     }
@@ -280,11 +292,14 @@ fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<
         .map(|(at, item)| ("command", at, item))
         .chain(args.map(|(at, item)| ("args", at, item)));
     for (field, at, item) in items {
-        if let Err(too_large) = expand(item, |name| defined.get(name)) {
-            issues.push(Issue::error(
-                path.field(field).index(at),
-                format!("{too_large} {EXPANSION_HINT}"),
-            ));
+        match expand_within(item, |name| defined.get(name), &mut budget) {
+            Ok(_) => {}
+            Err(TooLarge::One) => {
+                issues.push(too_large(path.field(field).index(at), TooLarge::One))
+            }
+            Err(TooLarge::Total) => {
+                return issues.push(too_large(path.field(field).index(at), TooLarge::Total));
+            }
         }
     }
 }

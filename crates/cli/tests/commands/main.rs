@@ -8,6 +8,7 @@
 mod cluster;
 mod containment;
 mod crd;
+mod expansion_limits;
 mod input_limits;
 mod jobs;
 mod kubectl_habits;

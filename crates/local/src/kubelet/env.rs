@@ -16,7 +16,7 @@ use trainctl_api::manifest::Companion;
 
 use super::references::CompanionKind;
 use super::resources::NodeCapacity;
-use trainctl_api::expansion::{MAX_EXPANDED, TooLarge, expand};
+use trainctl_api::expansion::{Budget, MAX_EXPANDED, TooLarge, expand};
 use trainctl_api::quantity::{self, InvalidQuantity};
 
 /// The address a replica has, as `status.podIP` and `status.hostIP` report it.
@@ -131,9 +131,22 @@ pub enum EnvError {
     /// A value whose `$(VAR)` references expand past what one environment string may hold.
     #[error(
         "replica {replica}: env {variable}: {}; check its $(VAR) references",
-        TooLarge
+        TooLarge::One
     )]
     TooLarge {
+        /// The replica.
+        replica: String,
+        /// The variable.
+        variable: String,
+    },
+    /// A variable with which the env passes what a process's arguments and environment may hold
+    /// together.
+    #[error(
+        "replica {replica}: env {variable}: {}; check the $(VAR) references and the size of the \
+         container's env",
+        TooLarge::Total
+    )]
+    TooMuch {
         /// The replica.
         replica: String,
         /// The variable.
@@ -206,32 +219,43 @@ pub fn resolve_env(
             Vec::new()
         };
         for (key, value) in imported {
-            env.set(format!("{prefix}{key}"), value);
+            let name = format!("{prefix}{key}");
+            env.set(name, value)
+                .map_err(|name| resolver.too_much(name))?;
         }
     }
     for var in container.env.iter().flatten() {
         if let Some(value) = resolver.value(var, &env)? {
-            env.set(var.name.clone(), value);
+            env.set(var.name.clone(), value)
+                .map_err(|name| resolver.too_much(name))?;
         }
     }
     Ok(env.pairs)
 }
 
-/// Pairs in first-definition order, with a name index for lookups.
+/// Pairs in first-definition order, with a name index for lookups, within what a process's
+/// environment may hold ([`Budget`]: the memory that many large values take is bounded too).
 #[derive(Default)]
 struct OrderedEnv {
     pairs: Vec<(String, String)>,
     index: HashMap<String, usize>,
+    budget: Budget,
 }
 
 impl OrderedEnv {
-    fn set(&mut self, name: String, value: String) {
+    /// Sets `name` to `value`; the name back when the env would no longer fit in a process.
+    fn set(&mut self, name: String, value: String) -> Result<(), String> {
+        if self.budget.take(name.len() + 1 + value.len()).is_err() {
+            return Err(name);
+        }
         if let Some(&at) = self.index.get(&name) {
-            self.pairs[at].1 = value;
+            let old = std::mem::replace(&mut self.pairs[at].1, value);
+            self.budget.give_back(name.len() + 1 + old.len());
         } else {
             self.index.insert(name.clone(), self.pairs.len());
             self.pairs.push((name, value));
         }
+        Ok(())
     }
 
     fn get(&self, name: &str) -> Option<&str> {
@@ -247,6 +271,14 @@ struct Resolver<'a> {
 }
 
 impl Resolver<'_> {
+    /// The error for `variable`, with which the env no longer fits in a process.
+    fn too_much(&self, variable: String) -> EnvError {
+        EnvError::TooMuch {
+            replica: self.replica.clone(),
+            variable,
+        }
+    }
+
     /// A variable's value; `None` when it reads an optional reference that is absent (the kubelet
     /// then leaves the variable out).
     fn value(&self, var: &EnvVar, defined: &OrderedEnv) -> Result<Option<String>, EnvError> {

@@ -466,3 +466,29 @@ fn values_that_double_at_each_step_stop_at_the_limit_instead_of_filling_memory()
         "replica mnist-worker-0: env V14: expands to more than 128 KiB, the most one argument or environment string may hold; check its $(VAR) references"
     );
 }
+
+#[test]
+fn many_values_of_a_large_variable_stop_at_what_a_process_may_hold_in_all() {
+    // 64 KiB, then as many variables of it as the manifest likes: the resolution stops once
+    // the env passes what a process's environment may hold together (2 MiB), holding no more.
+    let mut env = vec![literal("V0", "0123456789abcdef")];
+    for step in 1..=12 {
+        let previous = format!("$(V{})", step - 1);
+        env.push(literal(&format!("V{step}"), &previous.repeat(2)));
+    }
+    env.extend((0..20_000).map(|at| literal(&format!("F{at}"), "$(V12)")));
+    let error = resolve(&with_env(env)).expect_err("too much");
+    assert_eq!(
+        error,
+        EnvError::TooMuch {
+            replica: "mnist-worker-0".to_owned(),
+            variable: "F29".to_owned(),
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "replica mnist-worker-0: env F29: expands to more than 2 MiB with the container's env \
+         and args before it, the most a process's arguments and environment may hold together; \
+         check the $(VAR) references and the size of the container's env"
+    );
+}
