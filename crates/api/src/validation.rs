@@ -295,7 +295,7 @@ fn validate_expansion(container: &Container, path: &FieldPath, issues: &mut Vec<
         match expand_within(item, |name| defined.get(name), &mut budget) {
             Ok(_) => {}
             Err(TooLarge::One) => {
-                issues.push(too_large(path.field(field).index(at), TooLarge::One))
+                issues.push(too_large(path.field(field).index(at), TooLarge::One));
             }
             Err(TooLarge::Total) => {
                 return issues.push(too_large(path.field(field).index(at), TooLarge::Total));

@@ -5,6 +5,7 @@
 //! one error, in a small multiple of the manifest's size: each runs here under a 1 GiB
 //! address-space limit.
 
+use std::fmt::Write as _;
 use std::process::Command;
 
 use trainctl_cli_harness::scratch::Scratch;
@@ -24,18 +25,18 @@ fn probe(in_args: bool) -> String {
     );
     for step in 1..=7 {
         let before = step - 1;
-        env.push_str(&format!(
-            "                - {{name: V{step}, value: '$(V{before})$(V{before})'}}\n"
-        ));
+        writeln!(
+            env,
+            "                - {{name: V{step}, value: '$(V{before})$(V{before})'}}"
+        )
+        .expect("writes");
     }
     let mut args = String::new();
     for at in 0..20_000 {
         if in_args {
             args.push_str("                - '$(V7)'\n");
         } else {
-            env.push_str(&format!(
-                "                - {{name: F{at}, value: '$(V7)'}}\n"
-            ));
+            writeln!(env, "                - {{name: F{at}, value: '$(V7)'}}").expect("writes");
         }
     }
     format!(
