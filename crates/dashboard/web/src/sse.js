@@ -1,6 +1,6 @@
 // Server-sent events read with fetch (EventSource cannot send the Authorization header): the SSE
 // parser, a reconnecting stream, the `useEventStream` hook, and the page's live status (#live).
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, apiFetch } from "./api.js";
 import { closeOnLeave } from "./lifetime.js";
 import { createStore, useStore } from "./store.js";
@@ -164,7 +164,9 @@ export function useEventStream(wanted, handlers) {
   const latest = useRef(handlers);
   latest.current = handlers;
 
-  useEffect(() => {
+  // Opened as soon as the page is rendered rather than after it is painted: the data is on its
+  // way while the browser paints the empty frame.
+  useLayoutEffect(() => {
     if (!path) {
       setStatus("closed");
       return undefined;
