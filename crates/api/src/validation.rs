@@ -20,6 +20,7 @@ mod volumes;
 pub use issue::{Issue, Severity};
 use issue::{replica_path, replica_specs_path};
 use names::MAX_SERVICE_NAME;
+pub use names::{MAX_KEY, config_map_key};
 pub(crate) use names::{dns_label, dns_subdomain};
 pub use sizes::MAX_ANNOTATIONS_BYTES;
 

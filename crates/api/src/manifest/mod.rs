@@ -383,6 +383,23 @@ fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mu
     out.quotas.extend(quota.filter(|_| valid));
 }
 
+/// Reports each key of a ConfigMap's or Secret's `field` that the API server refuses (a key is
+/// also a file's name in a volume: `../x` would reach out of it).
+fn report_keys<'a>(
+    reporter: &mut Reporter<'_>,
+    field: &str,
+    keys: impl Iterator<Item = &'a String>,
+) {
+    for key in keys {
+        if let Err(problem) = crate::validation::config_map_key(key) {
+            reporter.issue(Issue::error(
+                FieldPath::root().field(field).key(key),
+                format!("`{key}` is not a valid key: {problem}"),
+            ));
+        }
+    }
+}
+
 /// Reads one document: a job (converted, defaulted and validated), a companion object, or a
 /// quota (validated, into `quota`).
 fn load_job(
@@ -415,11 +432,31 @@ fn load_job(
             }
         },
         DocumentKind::ConfigMap => {
-            companions.extend(reporter.typed(&value).map(Companion::ConfigMap));
+            let map: Option<ConfigMap> = reporter.typed(&value);
+            if let Some(map) = &map {
+                report_keys(
+                    reporter,
+                    "data",
+                    map.data.iter().flat_map(|data| data.keys()),
+                );
+                let binary = map.binary_data.iter().flat_map(|data| data.keys());
+                report_keys(reporter, "binaryData", binary);
+            }
+            companions.extend(map.map(Companion::ConfigMap));
             return None;
         }
         DocumentKind::Secret => {
-            companions.extend(reporter.typed(&value).map(Companion::Secret));
+            let secret: Option<Secret> = reporter.typed(&value);
+            if let Some(secret) = &secret {
+                report_keys(
+                    reporter,
+                    "data",
+                    secret.data.iter().flat_map(|data| data.keys()),
+                );
+                let strings = secret.string_data.iter().flat_map(|data| data.keys());
+                report_keys(reporter, "stringData", strings);
+            }
+            companions.extend(secret.map(Companion::Secret));
             return None;
         }
         DocumentKind::ResourceQuota => {

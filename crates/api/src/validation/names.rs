@@ -41,3 +41,42 @@ pub(crate) fn dns_subdomain(name: &str) -> Result<(), String> {
         }
     })
 }
+
+/// The longest key of a ConfigMap or Secret.
+pub const MAX_KEY: usize = 253;
+
+/// Checks a key of a ConfigMap's or Secret's data as the API server does: letters, digits, `-`,
+/// `_` and `.`, at most 253 characters, neither `.` nor starting with `..`. A key is also the
+/// name of its file in a volume, so a key with a `/` or `..` could reach out of it.
+pub fn config_map_key(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("a key must not be empty".to_owned());
+    }
+    if key.len() > MAX_KEY {
+        return Err(format!("{} characters, the limit is {MAX_KEY}", key.len()));
+    }
+    if let Some(bad) = key
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "`{bad}` is not allowed: a key holds letters, digits, `-`, `_` and `.`"
+        ));
+    }
+    if key == "." || key.starts_with("..") {
+        return Err("a key must not be `.` nor start with `..`".to_owned());
+    }
+    Ok(())
+}
+
+/// Checks a path inside a volume (a `subPath`, an item's `path`) as the API server does: relative,
+/// without a `..` part.
+pub(crate) fn local_path(path: &str) -> Result<(), String> {
+    if path.starts_with('/') {
+        return Err("it must be a relative path inside the volume".to_owned());
+    }
+    if path.split('/').any(|part| part == "..") {
+        return Err("it must not contain `..`: a path stays inside its volume".to_owned());
+    }
+    Ok(())
+}

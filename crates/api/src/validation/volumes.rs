@@ -1,14 +1,16 @@
 //! A pod template's volumes and each container's mounts, checked as the API server checks a
 //! pod: volume names are unique DNS-1123 labels, a claim's name is a DNS-1123 subdomain, a
-//! mount names a volume of the pod, and a container mounts each path once. A name is also
-//! where trainctl keeps a volume's files, so a name with a `/` or `..` could reach elsewhere.
+//! ConfigMap's or Secret's `items` name a key and a relative path without `..`, a mount names a
+//! volume of the pod, a container mounts each path once, and a `subPath` (or `subPathExpr`, not
+//! both) is relative without `..`. A name or path is also where trainctl keeps a volume's
+//! files, so one with a `/` or `..` could reach elsewhere.
 
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{Container, PodSpec};
 
 use super::issue::Issue;
-use super::names::{dns_label, dns_subdomain};
+use super::names::{dns_label, dns_subdomain, local_path};
 use crate::field_path::FieldPath;
 
 /// Checks the pod's `volumes`.
@@ -30,6 +32,32 @@ pub(super) fn validate_volumes(pod: &PodSpec, pod_path: &FieldPath, issues: &mut
                 path.field("name"),
                 format!("`{}` names another volume of the pod already", volume.name),
             ));
+        }
+        let items = [
+            (
+                "configMap",
+                volume.config_map.as_ref().and_then(|v| v.items.as_ref()),
+            ),
+            (
+                "secret",
+                volume.secret.as_ref().and_then(|v| v.items.as_ref()),
+            ),
+        ];
+        for (source, items) in items {
+            for (k, item) in items.into_iter().flatten().enumerate() {
+                let item_path = path.field(source).field("items").index(k);
+                if item.key.is_empty() {
+                    issues.push(Issue::error(item_path.field("key"), "is required"));
+                }
+                let problem = if item.path.is_empty() {
+                    Err("is required".to_owned())
+                } else {
+                    local_path(&item.path).map_err(|problem| format!("`{}`: {problem}", item.path))
+                };
+                if let Err(problem) = problem {
+                    issues.push(Issue::error(item_path.field("path"), problem));
+                }
+            }
         }
         if let Some(claim) = &volume.persistent_volume_claim
             && let Err(problem) = dns_subdomain(&claim.claim_name)
@@ -69,6 +97,29 @@ pub(super) fn validate_mounts(
                     "`{}` names no volume of the pod; add it to the pod's `volumes`",
                     mount.name
                 ),
+            ));
+        }
+        let sub_paths = [
+            ("subPath", mount.sub_path.as_deref()),
+            ("subPathExpr", mount.sub_path_expr.as_deref()),
+        ];
+        for (field, sub_path) in sub_paths {
+            if let Some(sub_path) = sub_path.filter(|text| !text.is_empty())
+                && let Err(problem) = local_path(sub_path)
+            {
+                issues.push(Issue::error(
+                    path.field(field),
+                    format!("`{sub_path}`: {problem}"),
+                ));
+            }
+        }
+        if sub_paths
+            .iter()
+            .all(|(_, text)| text.is_some_and(|text| !text.is_empty()))
+        {
+            issues.push(Issue::error(
+                path.field("subPathExpr"),
+                "subPath and subPathExpr are mutually exclusive: give one",
             ));
         }
         if mount.mount_path.is_empty() {

@@ -290,3 +290,56 @@ spec:
 }
 
 scenario!(a_program_on_a_path_through_a_volume_runs);
+
+/// A `subPath` that is a symbolic link planted in the claim is followed only while it stays in
+/// the claim: `inner -> real` is mounted; `esc -> <a directory of the machine>` and a path
+/// beneath it are refused before the command runs, and nothing is written or made out there
+/// (the kubelet refuses them since CVE-2017-1002101).
+fn a_sub_path_never_leads_out_of_its_volume(user: &User) {
+    let scratch = Scratch::new("subpath-links", user);
+    let claim = scratch.user_dir("claim");
+    let host = scratch.user_dir("host");
+    scratch.user_dir("claim/real");
+    std::os::unix::fs::symlink("real", claim.join("inner")).expect("a link inside");
+    std::os::unix::fs::symlink(&host, claim.join("esc")).expect("a link out");
+    let binding = format!("shared={}", claim.display());
+    let volumes = ["{name: data, persistentVolumeClaim: {claimName: shared}}"];
+    let run_with = |sub_path: &str| {
+        let mount = format!("{{name: data, mountPath: /out, subPath: '{sub_path}'}}");
+        let manifest = scratch.write(
+            "job.yaml",
+            &tfjob(
+                "links",
+                "",
+                &[Replicas::chief("echo written > /out/file.txt").with(&volumes, &[&mount])],
+            ),
+        );
+        scratch.run(&manifest, &["--volume", &binding])
+    };
+    let inside = run_with("inner");
+    assert_eq!(inside.code, Some(0), "{inside}");
+    assert_eq!(
+        std::fs::read_to_string(claim.join("real/file.txt"))
+            .ok()
+            .as_deref(),
+        Some("written\n")
+    );
+    for sub_path in ["esc", "esc/deeper"] {
+        let out = run_with(sub_path);
+        assert_eq!(out.code, Some(1), "{sub_path}: {out}");
+        let refusal = format!(
+            "{}: the subPath leads out of its volume {} (through a symbolic link); a subPath \
+             stays inside its volume",
+            claim.join(sub_path).display(),
+            claim.display()
+        );
+        assert!(out.stderr.contains(&refusal), "{sub_path}: {out}");
+        assert_eq!(
+            std::fs::read_dir(&host).expect("reads").count(),
+            0,
+            "{sub_path}: nothing is written or made out of the volume"
+        );
+    }
+}
+
+scenario!(a_sub_path_never_leads_out_of_its_volume);

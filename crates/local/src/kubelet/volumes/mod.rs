@@ -53,6 +53,15 @@ pub struct Mount {
 pub enum MountSource {
     /// A file or directory of this machine, bound at the target.
     Bind(PathBuf),
+    /// A path inside a volume's directory (a `subPath`), bound at the target once reached from
+    /// that directory without leaving it: a symbolic link in the volume that points out of it is
+    /// refused, as the kubelet refuses it since CVE-2017-1002101.
+    Beneath {
+        /// The volume's directory.
+        root: PathBuf,
+        /// The path inside it, relative and without `..`.
+        sub_path: PathBuf,
+    },
     /// A fresh tmpfs of this size in bytes (unbounded: half the memory, the kernel's default).
     Tmpfs(Option<u64>),
     /// The tmpfs mounted before at this target: a volume in memory that the container mounts
@@ -114,8 +123,9 @@ pub struct ReplicaVolumes {
     pub warnings: Vec<String>,
     /// Directories to make (claims, emptyDirs, `DirectoryOrCreate`).
     dirs: Vec<PathBuf>,
-    /// Directories to make where nothing is (subPaths: one may name a file of the volume).
-    sub_paths: Vec<PathBuf>,
+    /// Directories to make where nothing is, each a volume's directory and a path inside it
+    /// (subPaths: one may name a file of the volume).
+    sub_paths: Vec<(PathBuf, PathBuf)>,
     /// Files to make empty when missing (`FileOrCreate`).
     files: Vec<PathBuf>,
     /// The ConfigMaps' and Secrets' files.
@@ -214,12 +224,15 @@ pub fn plan(
             (Backing::Memory, None) => MountSource::Tmpfs(memory_size(volume)?),
             (backing, None) => MountSource::Bind(backing_path(backing).to_path_buf()),
             (backing, Some(sub_path)) => {
-                let path = backing_path(backing).join(sub_path);
+                let root = backing_path(backing).to_path_buf();
                 // The kubelet makes a missing subPath a directory; a projection's keys are files.
                 if !matches!(backing, Backing::Projected { .. }) {
-                    planned.sub_paths.push(path.clone());
+                    planned.sub_paths.push((root.clone(), sub_path.clone()));
                 }
-                MountSource::Bind(path)
+                MountSource::Beneath {
+                    root,
+                    sub_path: sub_path.clone(),
+                }
             }
         };
         let read_only = mount.read_only == Some(true)
@@ -397,12 +410,8 @@ impl ReplicaVolumes {
                 io::Error::new(error.kind(), format!("{}: {error}", dir.display()))
             })?;
         }
-        for path in &self.sub_paths {
-            if std::fs::symlink_metadata(path).is_err() {
-                std::fs::create_dir_all(path).map_err(|error| {
-                    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
-                })?;
-            }
+        for (root, sub_path) in &self.sub_paths {
+            make_beneath(root, sub_path)?;
         }
         for file in &self.files {
             if let Some(parent) = file.parent() {
@@ -423,6 +432,38 @@ impl ReplicaVolumes {
     }
 }
 
+/// Makes the directories of `sub_path` missing under `root`, one at a time, never through a
+/// symbolic link: where one is found, the rest is left to the mount, which follows it only if
+/// it stays in the volume.
+fn make_beneath(root: &Path, sub_path: &Path) -> io::Result<()> {
+    let mut path = root.to_path_buf();
+    for component in sub_path.components() {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(found) if found.file_type().is_symlink() => return Ok(()),
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                match std::fs::create_dir(&path) {
+                    Err(error) if error.kind() != io::ErrorKind::AlreadyExists => {
+                        return Err(io::Error::new(
+                            error.kind(),
+                            format!("{}: {error}", path.display()),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            Err(error) => {
+                return Err(io::Error::new(
+                    error.kind(),
+                    format!("{}: {error}", path.display()),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `path` is a file of the `hostPath` type `kind` (`Socket`, `CharDevice` or
 /// `BlockDevice`), links followed.
 fn is_of_type(path: &Path, kind: &str) -> bool {
@@ -438,12 +479,21 @@ fn is_of_type(path: &Path, kind: &str) -> bool {
     }
 }
 
-/// A `mountPath`, which must be absolute and plain (no `..`).
+/// A `mountPath`, which must be absolute and plain (no `..`), and not the root itself (the
+/// replica's root is put together from this machine's, and container runtimes refuse a mount
+/// over `/` too).
 fn mount_path(path: &str) -> Result<PathBuf, String> {
     let path = PathBuf::from(path);
     if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
         return Err(format!(
             "volumeMounts: mountPath `{}` must be an absolute path without `..`",
+            path.display()
+        ));
+    }
+    if path.parent().is_none() {
+        return Err(format!(
+            "volumeMounts: mountPath `{}` is the root of the filesystem: mount the volume at a \
+             directory under it",
             path.display()
         ));
     }

@@ -16,6 +16,7 @@ use std::path::{Component, Path, PathBuf};
 use k8s_openapi::api::core::v1::{ConfigMapVolumeSource, KeyToPath, SecretVolumeSource};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::manifest::Companion;
+use trainctl_api::validation::{MAX_KEY, config_map_key};
 
 /// The kubelet's default mode of a ConfigMap's files.
 const CONFIG_MAP_MODE: u32 = 0o644;
@@ -152,9 +153,6 @@ fn names(meta: &ObjectMeta, name: &str, namespace: &str) -> bool {
     meta.name.as_deref() == Some(name) && meta.namespace.as_deref().is_none_or(|ns| ns == namespace)
 }
 
-/// The longest key (a DNS subdomain's length).
-const MAX_KEY_LENGTH: usize = 253;
-
 /// Refuses an object with a key the API server would have refused (`IsConfigMapKey`): a key
 /// names a file of the volume, and one like `../x` would be written outside it.
 fn check_keys(
@@ -163,20 +161,11 @@ fn check_keys(
     name: &str,
     keys: &BTreeMap<String, Vec<u8>>,
 ) -> Result<(), String> {
-    let valid = |key: &str| {
-        !key.is_empty()
-            && key.len() <= MAX_KEY_LENGTH
-            && key
-                .bytes()
-                .all(|byte| byte.is_ascii_alphanumeric() || b"-._".contains(&byte))
-            && key != "."
-            && !key.starts_with("..")
-    };
-    match keys.keys().find(|key| !valid(key)) {
+    match keys.keys().find(|key| config_map_key(key).is_err()) {
         None => Ok(()),
         Some(key) => Err(format!(
             "volume \"{volume}\": {kind} \"{name}\" has the key `{key}`, which is not valid: a key \
-             is at most {MAX_KEY_LENGTH} letters, digits, `-`, `_` and `.`, and is not `.` nor \
+             is at most {MAX_KEY} letters, digits, `-`, `_` and `.`, and is not `.` nor \
              starts with `..`"
         )),
     }

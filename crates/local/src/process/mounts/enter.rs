@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open};
+use nix::fcntl::{OFlag, OpenHow, ResolveFlag, open, openat2};
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::stat::{Mode, SFlag};
@@ -175,9 +175,40 @@ fn open_sources(mounts: &[Mount]) -> Result<Vec<Option<OwnedFd>>, Failure> {
                     .map(Some)
                     .map_err(|errno| Failure::new(source.display(), errno))
             }
+            MountSource::Beneath { root, sub_path } => open_beneath(root, sub_path).map(Some),
             MountSource::Tmpfs(_) | MountSource::SameAs(_) => Ok(None),
         })
         .collect()
+}
+
+/// Opens `sub_path` from the directory `root` without leaving it (`openat2` with
+/// `RESOLVE_BENEATH`: no `..` above it, no absolute link, no link that leads out of it).
+fn open_beneath(root: &Path, sub_path: &Path) -> Result<OwnedFd, Failure> {
+    let dir = open(
+        root,
+        OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| Failure::new(root.display(), errno))?;
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    openat2(&dir, sub_path, how).map_err(|errno| {
+        let at = root.join(sub_path);
+        if errno == Errno::EXDEV {
+            Failure {
+                kind: "denied",
+                message: format!(
+                    "{}: the subPath leads out of its volume {} (through a symbolic link); a \
+                     subPath stays inside its volume",
+                    at.display(),
+                    root.display()
+                ),
+            }
+        } else {
+            Failure::new(at.display(), errno)
+        }
+    })
 }
 
 /// The path through which an opened file is reached (for `mount`, which takes paths).
@@ -293,7 +324,7 @@ fn apply(
             );
             mount_tmpfs(&target, &options)?;
         }
-        (MountSource::Bind(_), Some(fd)) => {
+        (MountSource::Bind(_) | MountSource::Beneath { .. }, Some(fd)) => {
             bind(&fd_path(fd), &target).map_err(|errno| Failure::new(context(), errno))?;
         }
         (MountSource::SameAs(first), _) => {
@@ -301,7 +332,9 @@ fn apply(
             let first = mount_point(first, true, ours)?;
             bind(&first, &target).map_err(|errno| Failure::new(context(), errno))?;
         }
-        (MountSource::Bind(path), None) => return Err(Failure::new(path.display(), Errno::EBADF)),
+        (MountSource::Bind(_) | MountSource::Beneath { .. }, None) => {
+            return Err(Failure::new(mount.target.display(), Errno::EBADF));
+        }
     }
     Ok(target)
 }

@@ -101,6 +101,19 @@ fn planned(volumes: Value, mounts: Value) -> Result<ReplicaVolumes, String> {
     plan_with(volumes, mounts, &[], &companions(), &())
 }
 
+/// A writable or read-only bind mount of `sub_path` inside the volume directory `root` at
+/// `target`.
+fn beneath(target: &str, root: impl Into<PathBuf>, sub_path: &str, read_only: bool) -> Mount {
+    Mount {
+        target: PathBuf::from(target),
+        source: MountSource::Beneath {
+            root: root.into(),
+            sub_path: PathBuf::from(sub_path),
+        },
+        read_only,
+    }
+}
+
 /// A writable or read-only bind mount of `source` at `target`.
 fn bind(target: &str, source: impl Into<PathBuf>, read_only: bool) -> Mount {
     Mount {

@@ -20,6 +20,22 @@ fn a_relative_mount_path_is_refused() {
 }
 
 #[test]
+fn a_mount_over_the_root_is_refused_not_left_out() {
+    for volume in [
+        json!({"name": "v", "emptyDir": {}}),
+        json!({"name": "v", "emptyDir": {"medium": "Memory"}}),
+    ] {
+        let error = planned(json!([volume]), json!([{"name": "v", "mountPath": "/"}]))
+            .expect_err("the root");
+        assert_eq!(
+            error,
+            "volumeMounts: mountPath `/` is the root of the filesystem: mount the volume at a \
+             directory under it"
+        );
+    }
+}
+
+#[test]
 fn a_mount_naming_no_volume_is_refused() {
     let error = planned(
         json!([{"name": "scratch", "emptyDir": {}}]),

@@ -21,12 +21,18 @@ fn a_sub_path_mounts_a_directory_of_the_volume_made_when_missing() {
     assert_eq!(
         plan.mounts,
         vec![
-            bind("/data", claim.join("run/1"), false),
-            bind("/scratch", scratch.join("a"), false),
+            beneath("/data", &claim, "run/1", false),
+            beneath("/scratch", &scratch, "a", false),
         ]
     );
     assert_eq!(plan.dirs, vec![claim.clone(), scratch.clone()]);
-    assert_eq!(plan.sub_paths, vec![claim.join("run/1"), scratch.join("a")]);
+    assert_eq!(
+        plan.sub_paths,
+        vec![
+            (claim, PathBuf::from("run/1")),
+            (scratch, PathBuf::from("a"))
+        ]
+    );
 }
 
 #[test]
@@ -36,8 +42,11 @@ fn a_sub_path_of_a_config_map_is_one_of_its_files_not_made() {
         json!([{"name": "config", "mountPath": "/app/config.yaml", "subPath": "config.yaml"}]),
     )
     .expect("plans");
-    let file = PathBuf::from(REPLICA).join("config/config.yaml");
-    assert_eq!(plan.mounts, vec![bind("/app/config.yaml", &file, true)]);
+    let config = PathBuf::from(REPLICA).join("config");
+    assert_eq!(
+        plan.mounts,
+        vec![beneath("/app/config.yaml", &config, "config.yaml", true)]
+    );
     assert!(
         plan.dirs.is_empty() && plan.sub_paths.is_empty(),
         "{plan:?}"
@@ -81,6 +90,40 @@ fn a_sub_path_that_exists_as_a_file_is_mounted_as_it_is() {
 }
 
 #[test]
+fn a_missing_sub_path_is_never_made_through_a_symbolic_link() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let claims = temp.path().join("volumes");
+    let claim = claims.join("team/shared");
+    let outside = temp.path().join("outside");
+    std::fs::create_dir_all(&claim).expect("mkdir");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, claim.join("esc")).expect("a link out of the claim");
+    let replica = temp.path().join("pods/uid/worker-0");
+    let context = VolumeContext {
+        namespace: "team",
+        companions: &[],
+        claims: &(),
+        dirs: VolumeDirs {
+            claims: &claims,
+            replica: &replica,
+        },
+    };
+    let plan = plan(
+        &pod(json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}])),
+        &container(json!([
+            {"name": "data", "mountPath": "/a", "subPath": "esc/made"},
+            {"name": "data", "mountPath": "/b", "subPath": "new/made"},
+        ])),
+        &[],
+        &context,
+    )
+    .expect("plans");
+    plan.materialize().expect("materializes");
+    assert_eq!(std::fs::read_dir(&outside).expect("reads").count(), 0);
+    assert!(claim.join("new/made").is_dir());
+}
+
+#[test]
 fn a_sub_path_expr_is_expanded_from_the_env() {
     let plan = plan_with(
         json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}]),
@@ -97,9 +140,9 @@ fn a_sub_path_expr_is_expanded_from_the_env() {
     assert_eq!(
         plan.mounts,
         vec![
-            bind("/logs", claim.join("logs/job-worker-0"), false),
+            beneath("/logs", &claim, "logs/job-worker-0", false),
             // As the kubelet: an undefined reference is kept as written.
-            bind("/kept", claim.join("$(UNDEFINED)/x"), false),
+            beneath("/kept", &claim, "$(UNDEFINED)/x", false),
         ]
     );
     // `subPath` wins over `subPathExpr` (the API server refuses both; the first is kept).
@@ -111,7 +154,7 @@ fn a_sub_path_expr_is_expanded_from_the_env() {
         &(),
     )
     .expect("plans");
-    assert_eq!(both.mounts, vec![bind("/d", claim.join("plain"), false)]);
+    assert_eq!(both.mounts, vec![beneath("/d", &claim, "plain", false)]);
 }
 
 #[test]
