@@ -13,6 +13,7 @@ use crate::replica::{ReplicaSpec, ReplicaType};
 use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
 
 mod issue;
+mod labels;
 mod names;
 mod sizes;
 mod volumes;
@@ -34,6 +35,7 @@ pub fn validate(job: &TrainingJob) -> Vec<Issue> {
     let mut issues = Vec::new();
     validate_metadata(job, &mut issues);
     sizes::validate_annotation_sizes(job, &mut issues);
+    labels::validate_labels(job, &mut issues);
     validate_replica_specs(job, &mut issues);
     validate_run_policy(job, &mut issues);
     match job {

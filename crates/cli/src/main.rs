@@ -16,6 +16,7 @@ mod state;
 mod summary;
 mod table;
 mod target;
+mod terminal_text;
 mod view;
 mod wait_for;
 

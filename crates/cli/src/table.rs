@@ -1,6 +1,9 @@
 //! Plain-text tables, as kubectl prints them: left-aligned columns, three spaces apart.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
+
+use crate::terminal_text::escaped;
 
 /// A table being built.
 #[derive(Debug, Clone)]
@@ -48,13 +51,18 @@ impl Table {
     }
 
     /// The table as [`Table::render`] lays it out, each cell for which `colour` gives an SGR
-    /// colour (`31`: red) in that colour.
+    /// colour (`31`: red) in that colour; what a cell holds that would act on the terminal is
+    /// shown escaped ([`escaped`]).
     pub fn render_painted(&self, colour: impl Fn(&str) -> Option<&'static str>) -> String {
-        let columns = self.rows.iter().map(Vec::len).max().unwrap_or(0);
+        let rows: Vec<Vec<Cow<'_, str>>> = self
+            .rows
+            .iter()
+            .map(|row| row.iter().map(|cell| escaped(cell)).collect())
+            .collect();
+        let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
             .map(|c| {
-                self.rows
-                    .iter()
+                rows.iter()
                     .filter_map(|row| row.get(c))
                     .map(|cell| cell.chars().count())
                     .max()
@@ -62,9 +70,10 @@ impl Table {
             })
             .collect();
         let mut out = String::new();
-        for row in &self.rows {
+        for row in &rows {
             let mut line = String::new();
             for (cell, width) in row.iter().zip(&widths) {
+                let cell = cell.as_ref();
                 match colour(cell) {
                     Some(code) => {
                         let _ = write!(line, "\x1b[{code}m{cell}\x1b[0m");

@@ -61,6 +61,21 @@ pub enum StateDirError {
         /// This process's user: `name (uid N)`.
         me: String,
     },
+    /// The directory's path is a symbolic link of another user's, who could point it elsewhere
+    /// at any time.
+    #[error(
+        "the state directory {dir} is a symbolic link owned by {owner}, not by you ({me}): \
+         refusing to follow it, since its owner could point it at another directory at any time; \
+         use a directory of your own (--state-dir or TRAINCTL_HOME), or the link's target itself"
+    )]
+    ForeignLink {
+        /// The state directory.
+        dir: PathBuf,
+        /// The link's owner: `name (uid N)`.
+        owner: String,
+        /// This process's user: `name (uid N)`.
+        me: String,
+    },
     /// The directory could not be restricted to its owner.
     #[error(
         "the state directory {dir} is open to other users (mode {mode:03o}) and cannot be \
@@ -98,9 +113,21 @@ impl fmt::Display for Restricted {
 }
 
 /// Makes `dir` ready for trainctl: creates it (and missing parents) with mode 0700, refuses it
-/// when another user owns it, and restricts it to 0700 when others may enter it, answering
-/// [`Restricted`] then (for the caller to say so).
+/// when another user owns it (or owns the symbolic link it is), and restricts it to 0700 when
+/// others may enter it, answering [`Restricted`] then (for the caller to say so).
 pub fn prepare(dir: &Path) -> Result<Option<Restricted>, StateDirError> {
+    let me = geteuid();
+    if let Ok(link) = fs::symlink_metadata(dir)
+        && link.is_symlink()
+        && link.uid() != me.as_raw()
+        && link.uid() != 0
+    {
+        return Err(StateDirError::ForeignLink {
+            dir: dir.to_owned(),
+            owner: user_name(Uid::from_raw(link.uid())),
+            me: user_name(me),
+        });
+    }
     DirBuilder::new()
         .recursive(true)
         .mode(DIR_MODE)
@@ -113,7 +140,6 @@ pub fn prepare(dir: &Path) -> Result<Option<Restricted>, StateDirError> {
         dir: dir.to_owned(),
         source,
     })?;
-    let me = geteuid();
     if metadata.uid() != me.as_raw() {
         return Err(StateDirError::NotOwned {
             dir: dir.to_owned(),

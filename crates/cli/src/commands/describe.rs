@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use crate::backend::{Jobs, for_each_target};
 use crate::cli::JobsArgs;
 use crate::selection::Selection;
+use crate::terminal_text::escaped;
 
 /// Prints each job named, a blank line between two; exit 1 when one does not exist (the others
 /// are printed). `describe quota NAME...` describes quotas, on this machine.
@@ -36,7 +37,8 @@ pub async fn run(
     for_each_target(&targets, out, async |target, out| {
         let job = jobs.job(target, "describe").await?;
         let description = jobs.describe(job).await?;
-        write!(out, "{separator}{}", description.render(Timestamp::now()))?;
+        let text = description.render(Timestamp::now());
+        write!(out, "{separator}{}", escaped(&text))?;
         separator = "\n\n";
         Ok(())
     })

@@ -36,3 +36,48 @@ fn an_error_says_its_cause_once() {
         )]
     );
 }
+
+/// What a manifest holds that would act on a terminal (an escape sequence that clears the
+/// screen, a bell, a right-to-left override) is shown escaped by `describe` and `get`, never
+/// sent to the terminal as it is.
+#[test]
+fn describe_and_get_show_terminal_controls_escaped() {
+    let scratch = trainctl_cli_harness::scratch::Scratch::new("terminal-controls");
+    scratch.write(
+        "job.yaml",
+        "apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: controls}
+spec:
+  tfReplicaSpecs:
+    Worker:
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+          - name: tensorflow
+            image: \"img\\u001b[2J\\u0007\\u202egpj.exe\"
+            command: [sh, -c, 'exit 3']
+",
+    );
+    let run = scratch.trainctl(&["run", "-f", "job.yaml"]);
+    assert_eq!(run.code, Some(1), "{run}");
+    let described = scratch.trainctl(&["describe", "controls"]);
+    assert_eq!(described.code, Some(0), "{described}");
+    assert!(
+        described
+            .stdout
+            .contains("Image:           img\\u{1b}[2J\\u{7}\\u{202e}gpj.exe\n"),
+        "{}",
+        described.stdout
+    );
+    for output in [
+        &described.stdout,
+        &scratch.trainctl(&["get", "-o", "wide"]).stdout,
+    ] {
+        assert!(
+            !output.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{output}"
+        );
+    }
+}

@@ -271,6 +271,42 @@ fn a_state_dir_of_another_user_is_refused_by_every_command() {
     );
 }
 
+#[test]
+fn a_state_dir_that_is_another_users_symbolic_link_is_not_followed() {
+    let Some(other) = OtherUser::create() else {
+        return;
+    };
+    let scratch = open_scratch();
+    let ours = scratch.path().join("ours");
+    fs::create_dir(&ours).expect("mkdir");
+    set_mode(&ours, 0o700);
+    let link = scratch.path().join("link");
+    std::os::unix::fs::symlink(&ours, &link).expect("a link");
+    std::os::unix::fs::lchown(&link, Some(other.uid), Some(other.gid)).expect("lchown");
+    let dir = link.to_str().expect("UTF-8");
+    let expected = format!(
+        "error: the state directory {dir} is a symbolic link owned by {name} (uid {uid}), not by \
+         you (root (uid 0)): refusing to follow it, since its owner could point it at another \
+         directory at any time; use a directory of your own (--state-dir or TRAINCTL_HOME), or \
+         the link's target itself\n",
+        name = other.name,
+        uid = other.uid,
+    );
+    for args in [
+        vec!["--state-dir", dir, "server"],
+        vec!["--state-dir", dir, "get"],
+    ] {
+        let refused = trainctl(&args);
+        assert_eq!(refused.code, Some(1), "{args:?}: {}", refused.stderr);
+        assert_eq!(refused.stderr, expected, "{args:?}");
+    }
+    assert_eq!(files_under(&ours), Vec::<PathBuf>::new());
+    // The same link, ours: followed.
+    std::os::unix::fs::lchown(&link, Some(0), Some(0)).expect("lchown");
+    let followed = trainctl(&["--state-dir", dir, "get"]);
+    assert_eq!(followed.code, Some(0), "{}", followed.stderr);
+}
+
 /// A `trainctl __shim` on `socket`, killed when dropped if it has not ended.
 struct ShimProcess(Child);
 
