@@ -13,3 +13,4 @@ mod logs;
 mod openapi;
 mod peers;
 mod quotas;
+mod shim_lost;

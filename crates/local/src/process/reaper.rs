@@ -20,7 +20,7 @@ use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread;
 use std::time::{Duration, SystemTime};
 
@@ -38,7 +38,7 @@ use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiti
 use super::logs::{Console, LogWriter, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
 use super::mounts;
-use super::shim::Shim;
+use super::shim::{LostReplicas, Shim};
 use super::watchdog::Watchdog;
 
 /// The watchdog's nice value: the lowest priority.
@@ -56,8 +56,12 @@ pub struct Reaper {
     waiting: Waiting,
     /// Wakes the reaper thread when a child is started while it has none.
     wake: mpsc::Sender<()>,
-    /// The shim that starts a server's replicas, once connected.
-    shim: OnceLock<Shim>,
+    /// The shim that starts a server's replicas, once connected (a new one when it died).
+    shim: Mutex<Option<Arc<Shim>>>,
+    /// Where the shim is found and how it is started, once connected.
+    shim_origin: OnceLock<(PathBuf, HelperCommand)>,
+    /// The replicas stopped because their shim died.
+    lost_replicas: LostReplicas,
 }
 
 impl Reaper {
@@ -74,7 +78,9 @@ impl Reaper {
         Ok(Reaper {
             waiting,
             wake,
-            shim: OnceLock::new(),
+            shim: Mutex::new(None),
+            shim_origin: OnceLock::new(),
+            lost_replicas: LostReplicas::default(),
         })
     }
 
@@ -106,12 +112,43 @@ impl Reaper {
     /// Connects to the shim of `state_dir` (starting it with `helper` if none runs, reaped
     /// quietly), through which [`Reaper::start_kept_replica`] starts replicas.
     pub fn connect_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<()> {
+        self.shim_origin
+            .set((state_dir.to_owned(), helper.clone()))
+            .map_err(|_| io::Error::other("the reaper is connected to a shim already"))?;
+        let shim = self.new_shim(state_dir, helper)?;
+        *self.shim.lock().unwrap_or_else(PoisonError::into_inner) = Some(shim);
+        Ok(())
+    }
+
+    /// A connection to the shim of `state_dir`, started with `helper` if none answers.
+    fn new_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<Arc<Shim>> {
         let waiters = Waiters(Arc::clone(&self.waiting));
         let spawn = |command: &mut Command| Ok(self.spawn(command, None, None)?.id().cast_signed());
-        let shim = Shim::connect_or_start(state_dir, helper, waiters, spawn)?;
-        self.shim
-            .set(shim)
-            .map_err(|_| io::Error::other("the reaper is connected to a shim already"))
+        let lost = self.lost_replicas.clone();
+        Ok(Arc::new(Shim::connect_or_start(
+            state_dir, helper, waiters, lost, spawn,
+        )?))
+    }
+
+    /// The shim to start a replica through: the one connected, or a new one where it died.
+    fn live_shim(&self) -> io::Result<Arc<Shim>> {
+        let mut current = self.shim.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(shim) = current.as_ref().filter(|shim| !shim.is_lost()) {
+            return Ok(Arc::clone(shim));
+        }
+        let (state_dir, helper) = self.shim_origin.get().ok_or_else(|| {
+            io::Error::other("no shim to start the replica: connect to one first")
+        })?;
+        let shim = self.new_shim(state_dir, helper)?;
+        tracing::warn!("started a new shim for the replicas: the one before died");
+        *current = Some(Arc::clone(&shim));
+        Ok(shim)
+    }
+
+    /// Whether the replica `pid` was stopped because the shim that ran it died (said once).
+    #[must_use]
+    pub fn lost_with_its_shim(&self, pid: i32) -> bool {
+        self.lost_replicas.take(pid)
     }
 
     /// Kills what the job `job_uid` left behind outside its replicas' groups (processes that
@@ -127,7 +164,13 @@ impl Reaper {
     /// here: the table is always scanned then.
     pub fn kill_strays(&self, job_uid: &str) {
         cgroup::kill_job(job_uid);
-        if self.shim.get().is_some_and(|shim| !shim.started_here()) {
+        let foreign_shim = self
+            .shim
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|shim| !shim.started_here());
+        if foreign_shim {
             kill_marked(job_uid);
             return;
         }
@@ -204,10 +247,13 @@ impl Reaper {
     /// (see [`Reaper::connect_shim`]): `launch`'s command in a new process group, with its
     /// output pumped into its log file by the shim, marked as the job `job_uid`'s.
     pub fn start_kept_replica(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
-        self.shim
-            .get()
-            .ok_or_else(|| io::Error::other("no shim to start the replica: connect to one first"))?
-            .start(launch, job_uid)
+        match self.live_shim()?.start(launch, job_uid) {
+            // The shim died before its connection's end was read: once more, through a new one.
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                self.live_shim()?.start(launch, job_uid)
+            }
+            started => started,
+        }
     }
 
     /// Starts a watchdog (see [`super::watchdog`]), before the job it will guard is known: it

@@ -17,23 +17,24 @@
 //! When the server dies, the shim goes on: the next server connects to it, adopts the replicas
 //! that still run (they are not its children, so it watches them in `/proc` until they are gone,
 //! see [`adopted_exit`]) and reads the exit codes of those that
-//! ended from their exit files. Should the shim die instead, its replicas come back to the server
-//! that started it (their subreaper), which reaps them itself: every replica started through the
-//! shim is also expected by the server's [`Reaper`](super::Reaper) (its [`Waiters`]).
+//! ended from their exit files. Should the shim die instead, the server's connection ends and
+//! the server stops the replicas it ran and starts the next ones through a new shim
+//! ([`Shim`]); those replicas come back to the server that started the shim (their
+//! subreaper), which reaps them: every replica started through the shim is also expected by the
+//! server's [`Reaper`](super::Reaper) (its waiters).
 //!
 //! The protocol is one JSON object per line: the server says `Hello` with its environment (the
 //! replicas inherit the environment of the server that starts them, not of the one that started
 //! the shim) and then `Start`s; the shim answers each `Start` in order, and says `Exited` when a
 //! replica it started for any server ends.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::io::{self, BufRead as _, BufReader};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
@@ -42,22 +43,22 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
-use tokio::sync::oneshot;
 
 use super::cgroup;
-use super::child::{HelperCommand, Launch, StartedProcess, Waiters, status_code};
+use super::child::status_code;
 use super::identity::ProcessIdentity;
 use super::logs::open_log_file;
 use super::marker::{MARKER_ENV, kill_marked_where};
 use super::mounts;
 use crate::state_dir::write_private;
 
+mod client;
 mod output;
 mod protocol;
 mod stderr;
+pub use client::{LostReplicas, Shim};
 use output::{Pump, output_of};
-use protocol::{Reply, Request, StartRequest, older_shim, send};
-use stderr::ShimStderr;
+use protocol::{Reply, Request, StartRequest, send};
 
 /// How often a replica taken over from a server that died (not a child of this process) is
 /// looked at.
@@ -293,213 +294,6 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
                 while woken.try_recv().is_ok() {}
             }
         }
-    }
-}
-
-/// A server's connection to the shim.
-#[derive(Debug)]
-pub struct Shim {
-    /// The requests, and the answers to `Start`s, in order.
-    requests: Mutex<(UnixStream, mpsc::Receiver<Result<i32, io::Error>>)>,
-    /// Where the exit code of each `Start` sent and not yet answered goes, in order.
-    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
-    /// Whether this process started the shim (so that it is the subreaper of what the shim's
-    /// replicas leave behind).
-    started_here: bool,
-}
-
-impl Shim {
-    /// Connects to the shim of `state_dir`, starting one with `helper` through `spawn` (which
-    /// returns its pid) when none answers. The replicas it starts are expected by `waiters` too
-    /// (the reaper's): should the shim die, they come back to this process.
-    pub fn connect_or_start(
-        state_dir: &Path,
-        helper: &HelperCommand,
-        waiters: Waiters,
-        spawn: impl FnOnce(&mut Command) -> io::Result<i32>,
-    ) -> io::Result<Shim> {
-        let socket = socket_path(state_dir);
-        let (mut stream, started_here) = match UnixStream::connect(&socket) {
-            Ok(stream) => (stream, false),
-            Err(_) => (start_shim(&socket, helper, spawn)?, true),
-        };
-        let (answers, replies) = mpsc::channel();
-        let exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>> = Arc::default();
-        let replies_reader = Replies {
-            answers,
-            exits: Arc::clone(&exits),
-            waiters,
-        };
-        let lines = BufReader::new(stream.try_clone()?);
-        thread::Builder::new()
-            .name("shim-client".to_owned())
-            .spawn(move || replies_reader.read(lines))?;
-        send(
-            &mut stream,
-            &Request::Hello {
-                env: std::env::vars_os().collect(),
-            },
-        )?;
-        Ok(Shim {
-            requests: Mutex::new((stream, replies)),
-            exits,
-            started_here,
-        })
-    }
-
-    /// Whether what the shim's replicas leave behind comes back to this process.
-    #[must_use]
-    pub fn started_here(&self) -> bool {
-        self.started_here
-    }
-
-    /// Starts a replica through the shim: `launch`'s command in a new process group, with its
-    /// output pumped into its log file by the shim, marked as the job `job_uid`'s.
-    pub fn start(&self, launch: &Launch, job_uid: &str) -> io::Result<StartedProcess> {
-        let mut env = launch.env.clone();
-        env.push((MARKER_ENV.to_owned(), job_uid.to_owned()));
-        let start = StartRequest {
-            argv: launch.argv.clone(),
-            env,
-            working_dir: launch.working_dir.clone(),
-            log_path: launch.log_path.clone(),
-            log_limit: launch.log_limit,
-            exit_file: exit_file(&launch.log_path),
-            mounts: launch.mounts.clone(),
-        };
-        let request = if start.mounts.is_some() {
-            Request::StartMounted(start)
-        } else {
-            Request::Start(start)
-        };
-        let (sender, exit) = oneshot::channel();
-        let mut requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
-        let (stream, replies) = &mut *requests;
-        self.exits
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push_back(sender);
-        send(stream, &request)?;
-        let pid = replies.recv().unwrap_or_else(|_| {
-            Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the shim that starts the replicas is gone",
-            ))
-        })?;
-        Ok(StartedProcess {
-            pid,
-            exit,
-            pump: None,
-        })
-    }
-}
-
-/// The shim's replies, as a server reads them.
-struct Replies {
-    /// Where the answers to `Start`s go.
-    answers: mpsc::Sender<Result<i32, io::Error>>,
-    /// The exit code's destination of each `Start` not answered yet.
-    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
-    /// The server's reaper's waiters.
-    waiters: Waiters,
-}
-
-impl Replies {
-    /// Hands each answer to the waiting `Start` (a started replica's exit is expected before the
-    /// next reply is read, which may be its exit) and each exit to its waiter.
-    fn read(self, lines: BufReader<UnixStream>) {
-        for line in lines.lines() {
-            let Ok(line) = line else { return };
-            let next_exit = || {
-                self.exits
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .pop_front()
-            };
-            let answer = match serde_json::from_str::<Reply>(&line) {
-                Ok(Reply::Exited { pid, code }) => {
-                    self.waiters.deliver(pid, code);
-                    continue;
-                }
-                Ok(Reply::Started { pid }) => {
-                    if let Some(exit) = next_exit() {
-                        self.waiters.expect(pid, exit);
-                    }
-                    Ok(pid)
-                }
-                Ok(Reply::Failed { error, not_found }) => {
-                    next_exit();
-                    let kind = if not_found {
-                        io::ErrorKind::NotFound
-                    } else {
-                        io::ErrorKind::Other
-                    };
-                    Err(io::Error::new(kind, older_shim(error)))
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "the shim sent what is not a reply");
-                    continue;
-                }
-            };
-            if self.answers.send(answer).is_err() {
-                return;
-            }
-        }
-    }
-}
-
-/// Starts a shim listening on `socket` through `spawn`, and connects to it. A shim that exits
-/// before it listens (it cannot bind, say) is reported at once, with what it said on its stderr
-/// ([`ShimStderr`]), rather than when waiting for it gives up.
-fn start_shim(
-    socket: &Path,
-    helper: &HelperCommand,
-    spawn: impl FnOnce(&mut Command) -> io::Result<i32>,
-) -> io::Result<UnixStream> {
-    let (reader, writer) = io::pipe()?;
-    let mut command = Command::new(&helper.program);
-    command
-        .args(&helper.args)
-        .arg("--socket")
-        .arg(socket)
-        .stdin(Stdio::null())
-        .stderr(writer)
-        .process_group(0);
-    let pid = spawn(&mut command)?;
-    // The pipe closes when the shim ends only if the shim alone holds its write end.
-    drop(command);
-    let stderr = ShimStderr::read(reader)?;
-    // The shim binds its socket as it starts.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let error = match UnixStream::connect(socket) {
-            Ok(stream) => {
-                stderr.pass_on();
-                return Ok(stream);
-            }
-            Err(error) => error,
-        };
-        if let Some(said) = stderr.ended() {
-            let said = if said.is_empty() {
-                "it said nothing".to_owned()
-            } else {
-                format!("it said: {said}")
-            };
-            return Err(io::Error::other(format!(
-                "the shim (pid {pid}) exited before it listened on {}; {said}",
-                socket.display()
-            )));
-        }
-        if std::time::Instant::now() > deadline {
-            return Err(io::Error::new(
-                error.kind(),
-                format!(
-                    "the shim (pid {pid}) does not answer on {}: {error}",
-                    socket.display()
-                ),
-            ));
-        }
-        thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 

@@ -181,6 +181,20 @@ impl Runner<'_> {
             Timestamp::now(),
             &self.settings.backoff,
         );
+        if self.reaper.lost_with_its_shim(exit.pid) {
+            let pod = exit.slot.name(self.job.name());
+            let message = format!(
+                "the shim that kept the output of pod {pod} died: the replica, whose output had \
+                 no reader any more, was stopped (exit code {code}); a new shim starts it again \
+                 as its restart policy says"
+            );
+            self.console.say(&format!("{}: {message}", exit.slot));
+            self.record_event(&JobEvent {
+                type_: EventType::Warning,
+                reason: "ShimLost".to_owned(),
+                message,
+            });
+        }
         self.after_exit(&exit.slot, code, after);
         self.changes.replica(exit.slot.clone());
     }
