@@ -20,6 +20,14 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 pub use completion::CompletionArgs;
+
+/// Arguments of `repair`.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// Only check: exit 1 when the state database is damaged, changing nothing.
+    #[arg(long)]
+    pub check: bool,
+}
 pub use dashboard::DashboardArgs;
 pub use events::EventsArgs;
 pub use format::Format;
@@ -451,6 +459,24 @@ Examples:
   source <(trainctl completion bash)
   trainctl completion zsh > \"${fpath[1]}/_trainctl\"")]
     Completion(CompletionArgs),
+
+    /// Check the state database and repair it when it is damaged: what can still be read is
+    /// kept in a new database, the damaged file beside it.
+    #[command(after_help = "\
+A damaged page of the state database (a disk's bad sector, a file copied while it was written)
+makes commands fail with \"database disk image is malformed\". `repair` checks the whole file
+(SQLite's integrity_check); when it is damaged, it reads each table from its start and from its
+end up to the damage, keeps those rows (and drops those whose job was lost) in a new database
+that takes the file's place, and moves the damaged file to trainctl.db.damaged-<time>. The jobs
+kept are as they were; the logs of every job stay where they are.
+
+No server may run on the state directory meanwhile (repair refuses while one does), nor a
+`trainctl run`. Exit codes: 0 sound or repaired, 1 damaged (with --check) or not repairable.
+
+Examples:
+  trainctl repair --check        say whether the state database is sound
+  trainctl repair                repair it if it is not")]
+    Repair(RepairArgs),
 
     /// Print this client's version and, when one runs for the state directory, the local
     /// server's address, as `kubectl version` does (`--version` prints the client's alone).

@@ -10,6 +10,7 @@ mod get;
 mod logs;
 mod quotas;
 mod render;
+mod repair;
 mod replicas;
 mod run;
 mod server;
@@ -60,6 +61,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "`trainctl volumes` lists this machine's claims and has no cluster mode; for a \
                  cluster's: kubectl get pvc"
             ),
+            Command::Repair(_) => anyhow::bail!(
+                "`trainctl repair` repairs this machine's state database and has no cluster mode"
+            ),
             Command::Top(_) => anyhow::bail!(
                 "`trainctl top` measures this machine and has no cluster mode; for a cluster's: \
                  kubectl top pod -l training.kubeflow.org/job-name=NAME"
@@ -96,6 +100,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Top(args) => top::run(&args, state),
         Command::Volumes(args) => volumes::run(&args, state),
         Command::Completion(args) => completion::run(&args),
+        Command::Repair(args) => repair::run(&args, state),
         Command::Version(args) => version::run(&args, state, cluster.enabled()),
         Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use trainctl_local::store::Store;
+use trainctl_local::store::repair::{self, Health, Thoroughness};
 use trainctl_server::ServerConfig;
 
 use crate::cli::ServerArgs;
@@ -18,6 +19,15 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
     let dir = state_dir(state)?;
     // One server per state directory: refused before anything is written there.
     let lock = trainctl_server::discovery::lock(&dir)?;
+    // A damaged database would fail jobs one by one, as each met the damage.
+    if let Health::Damaged(problems) = repair::check(&dir, Thoroughness::Quick)? {
+        anyhow::bail!(
+            "the state database {} is damaged ({}): repair it first with `trainctl repair`, \
+             which keeps what can still be read",
+            dir.join(trainctl_local::store::DATABASE_FILE).display(),
+            problems.join("; ")
+        );
+    }
     if !args.machine.volumes.bindings.is_empty() {
         let mut store = Store::open(&dir)?;
         super::volumes::bind_flags(

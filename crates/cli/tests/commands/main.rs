@@ -21,6 +21,7 @@ mod operator;
 mod permissions;
 mod recovery;
 mod render;
+mod repair;
 mod replicas_events;
 mod run;
 mod validate;

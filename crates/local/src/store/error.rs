@@ -35,7 +35,10 @@ pub enum StoreError {
         found: String,
     },
     /// The database could not be opened or configured.
-    #[error("cannot open the state database {path}: {source}")]
+    #[error(
+        "cannot open the state database {path}: {source}{}",
+        damaged_hint(source)
+    )]
     Open {
         /// The database file.
         path: PathBuf,
@@ -66,7 +69,10 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// A query or a write failed (a write is rolled back as a whole).
-    #[error("cannot {operation} in the state database {path}: {source}")]
+    #[error(
+        "cannot {operation} in the state database {path}: {source}{}",
+        damaged_hint(source)
+    )]
     Sqlite {
         /// The database file.
         path: PathBuf,
@@ -115,4 +121,16 @@ pub enum StoreError {
         /// The pid of the trainctl process running it.
         owner_pid: i32,
     },
+}
+
+/// What to do about a damaged database, after SQLite's words for it ("database disk image is
+/// malformed", "file is not a database"); nothing for another error.
+fn damaged_hint(error: &rusqlite::Error) -> &'static str {
+    match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+            "; the database is damaged: `trainctl repair` checks it and keeps what can still be \
+             read (stop the server first)"
+        }
+        _ => "",
+    }
 }

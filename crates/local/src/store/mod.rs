@@ -24,6 +24,7 @@ mod jobs;
 pub mod queries;
 mod quotas;
 mod records;
+pub mod repair;
 mod replicas;
 pub mod schema;
 
