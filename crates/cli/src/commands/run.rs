@@ -72,10 +72,13 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         return Ok(code);
     }
     let job = loaded.job;
-    let replicas = u64::try_from(job.total_replicas()).unwrap_or(0);
-    if let Err(message) = open_files_for(replicas) {
-        eprintln!("{}: {message}", args.file.display());
-        return Ok(ExitCode::from(EXIT_FAILED));
+    // As the server does; a job too large for the limit is refused before it starts.
+    let files = open_files::raise();
+    if let Some(problem) = files.problem {
+        eprintln!(
+            "warning: cannot raise the open files limit from {}: {problem}",
+            files.before
+        );
     }
     let watchdog = watchdog.context("cannot start the watchdog of the job's processes")?;
     let mut store = store?;
@@ -121,28 +124,6 @@ async fn await_notification(mut delivery: Delivery) {
         delivery.abandon();
         eprintln!("warning: interrupted: stopped waiting for the job's notification");
     }
-}
-
-/// Raises the open-file limit to the hard one, as the server does; why the job's `replicas`
-/// cannot all run under it, if they cannot ("Too many open files" half-way otherwise).
-fn open_files_for(replicas: u64) -> Result<(), String> {
-    let files = open_files::raise();
-    let needed = open_files::needed(replicas);
-    if needed <= files.limit {
-        return Ok(());
-    }
-    let cannot_raise = files.problem.map_or_else(String::new, |problem| {
-        format!(" (it cannot be raised: {problem})")
-    });
-    Err(format!(
-        "the job's {replicas} replicas need about {needed} open files ({} each, and {} for \
-         trainctl), more than this process may open: {}{cannot_raise}; raise the hard limit \
-         (`ulimit -Hn {needed}` as root, or `nofile` in /etc/security/limits.conf) or run fewer \
-         replicas",
-        open_files::FILES_PER_REPLICA,
-        open_files::FILES_BESIDE_REPLICAS,
-        files.limit
-    ))
 }
 
 /// What a scoped thread returned; its panic goes on.

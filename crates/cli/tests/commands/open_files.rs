@@ -1,8 +1,8 @@
 //! `run` under a low open-file limit: each running replica holds three files open in trainctl
 //! (its output's pipe, its log and the log's index), so a soft limit of 64 would fail a job of
 //! 40 replicas half-way with "Too many open files". `run` raises its soft limit to the hard one,
-//! as the server does, and refuses before starting anything a job that the hard limit cannot
-//! hold.
+//! as the server does, and a job that the hard limit cannot hold fails before any replica starts,
+//! saying why with the job's other reasons not to run here.
 
 use std::process::Command;
 
@@ -45,11 +45,18 @@ fn run_refuses_a_job_the_hard_limit_cannot_hold_before_starting_a_replica() {
     let scratch = Scratch::new("open-files-refused");
     let run = run_under(&scratch, 20, "mktemp -p . started-XXXXXX", "-n 100");
     assert_eq!(run.code, Some(1), "{run}");
+    let failed: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("trainctl: Failed: "))
+        .collect();
     assert_eq!(
-        run.stderr,
-        "job.yaml: the job's 20 replicas need about 124 open files (3 each, and 64 for \
-         trainctl), more than this process may open: 100; raise the hard limit (`ulimit -Hn \
-         124` as root, or `nofile` in /etc/security/limits.conf) or run fewer replicas\n"
+        failed,
+        ["trainctl: Failed: cannot run on this machine: the job's 20 replicas need about 124 \
+          open files (3 each, and 64 for trainctl), more than this process may open: 100; raise \
+          the hard limit (`ulimit -Hn 124` as root, or `nofile` in /etc/security/limits.conf) or \
+          run fewer replicas"],
+        "{run}"
     );
     let started = std::fs::read_dir(scratch.dir())
         .expect("the scratch directory")

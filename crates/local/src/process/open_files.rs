@@ -1,8 +1,8 @@
 //! The open-file limit of the process that runs replicas (`trainctl run`, the server). Each
 //! running replica holds [`FILES_PER_REPLICA`] files open there, so the soft limit a desktop
 //! usually gives (1,024) would stop a job of a few hundred replicas half-started with "Too many
-//! open files". Both raise the soft limit to the hard one at start ([`raise`]), and `run` refuses
-//! a job that cannot fit under the hard one before starting any replica ([`needed`]).
+//! open files". Both raise the soft limit to the hard one at start ([`raise`]), and a job that
+//! cannot fit under it is refused before any of its replicas starts ([`fits`]).
 
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 
@@ -63,6 +63,23 @@ pub fn needed(replicas: u64) -> u64 {
     replicas
         .saturating_mul(FILES_PER_REPLICA)
         .saturating_add(FILES_BESIDE_REPLICAS)
+}
+
+/// Whether this process may hold the files of `replicas` replicas running at once (besides
+/// those of the jobs it runs already, which it is for the caller to count in); why not, and how
+/// to make room, when it may not.
+pub fn fits(replicas: u64) -> Result<(), String> {
+    let limit = getrlimit(Resource::RLIMIT_NOFILE).map_or(USUAL_LIMIT, |(soft, _)| soft);
+    let needed = needed(replicas);
+    if needed <= limit {
+        return Ok(());
+    }
+    Err(format!(
+        "the job's {replicas} replicas need about {needed} open files ({FILES_PER_REPLICA} each, \
+         and {FILES_BESIDE_REPLICAS} for trainctl), more than this process may open: {limit}; \
+         raise the hard limit (`ulimit -Hn {needed}` as root, or `nofile` in \
+         /etc/security/limits.conf) or run fewer replicas"
+    ))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use crate::kubelet::admission::{
     Admission, Allocation, Amounts, FreeResources, QueueVerdict, ResourceHold, admit,
 };
 use crate::kubelet::ports::PortReservation;
+use crate::process::open_files;
 use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
 use crate::kubelet::volumes::Backing;
 use crate::store::{Store, StoreError};
@@ -206,6 +207,9 @@ impl Runner<'_> {
             Ok(prepared) => prepared,
             Err(errors) => return Ok(Err(cannot_run(&errors))),
         };
+        if let Err(message) = open_files::fits(prepared.len() as u64) {
+            return Ok(Err(format!("cannot run on this machine: {message}")));
+        }
         let replicas = prepared
             .iter()
             .map(|(slot, replica)| (slot.to_string(), replica));
