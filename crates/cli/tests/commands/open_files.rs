@@ -52,10 +52,12 @@ fn run_refuses_a_job_the_hard_limit_cannot_hold_before_starting_a_replica() {
         .collect();
     assert_eq!(
         failed,
-        ["trainctl: Failed: cannot run on this machine: the job's 20 replicas need about 124 \
+        [
+            "trainctl: Failed: cannot run on this machine: the job's 20 replicas need about 124 \
           open files (3 each, and 64 for trainctl), more than this process may open: 100; raise \
           the hard limit (`ulimit -Hn 124` as root, or `nofile` in /etc/security/limits.conf) or \
-          run fewer replicas"],
+          run fewer replicas"
+        ],
         "{run}"
     );
     let started = std::fs::read_dir(scratch.dir())

@@ -21,9 +21,9 @@ use crate::kubelet::admission::{
     Admission, Allocation, Amounts, FreeResources, QueueVerdict, ResourceHold, admit,
 };
 use crate::kubelet::ports::PortReservation;
-use crate::process::open_files;
 use crate::kubelet::resources::{NodeCapacity, ReplicaNeeds};
 use crate::kubelet::volumes::Backing;
+use crate::process::open_files;
 use crate::store::{Store, StoreError};
 
 /// The outcome of one admission attempt.
