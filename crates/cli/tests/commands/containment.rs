@@ -277,3 +277,64 @@ fn without_a_cgroup_a_replica_that_keeps_its_environment_is_still_found() {
     assert_eq!(status.code(), Some(0));
     assert_eq!(escapee.alive(), NONE, "alive after the job succeeded");
 }
+
+/// The pid of the child of `parent` whose command line holds `word`.
+fn child_running(parent: u32, word: &str) -> Option<u32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
+    children
+        .split_whitespace()
+        .filter_map(|pid| pid.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(word))
+        })
+}
+
+#[test]
+fn an_offline_delete_stops_what_a_replica_let_escape_through_its_cgroup() {
+    let Some((scratch, escapee)) = setup() else {
+        return;
+    };
+    let mut run = run_escaping(scratch.path(), &escapee, "orphaned", "sleep 300");
+    escapee.wait_until_started();
+    // Nothing is left to stop the job: its watchdog, then trainctl, are killed.
+    let watchdog = child_running(run.id(), "__watchdog").expect("the watchdog");
+    signal(watchdog, "KILL");
+    signal(run.id(), "KILL");
+    run.wait().expect("trainctl is reaped");
+    assert!(
+        !escapee.alive().is_empty(),
+        "the escaped sleep outlives them"
+    );
+    let state = scratch.path().join("state");
+    let recorded: Vec<std::path::PathBuf> = std::fs::read_dir(state.join("logs"))
+        .expect("the logs")
+        .flatten()
+        .filter_map(|job| std::fs::read_to_string(job.path().join("worker-0.cgroup")).ok())
+        .map(std::path::PathBuf::from)
+        .collect();
+    assert_eq!(
+        recorded.len(),
+        1,
+        "the replica's cgroup is recorded beside its log"
+    );
+    let deleted = Command::new(trainctl_cli_harness::binary())
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["delete", "tfjob/orphaned"])
+        .output()
+        .expect("trainctl delete runs");
+    assert!(deleted.status.success(), "{deleted:?}");
+    wait_until("delete stops the escaped sleep", || {
+        escapee.alive().is_empty()
+    });
+    let replica_cgroup = &recorded[0];
+    assert!(!replica_cgroup.exists(), "{}", replica_cgroup.display());
+    let job_cgroup = replica_cgroup.parent().expect("the job's cgroup");
+    assert!(
+        !job_cgroup.exists(),
+        "{} is left empty",
+        job_cgroup.display()
+    );
+}

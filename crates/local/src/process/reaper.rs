@@ -38,7 +38,7 @@ use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiti
 use super::logs::{Console, LogWriter, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
 use super::mounts;
-use super::shim::{LostReplicas, Shim};
+use super::shim::{LostReplicas, Shim, cgroup_file};
 use super::watchdog::Watchdog;
 
 /// The watchdog's nice value: the lowest priority.
@@ -85,12 +85,14 @@ impl Reaper {
     }
 
     /// Starts `command`; its exit code goes to `exit`, if given. A replica started into its own
-    /// `cgroup` (see [`cgroup::spawn_inside`]) has it killed when it exits.
+    /// `cgroup` (see [`cgroup::spawn_inside`]) has it killed when it exits, and where it is
+    /// written to `record` (for `delete` to find it should this process die).
     fn spawn(
         &self,
         command: &mut Command,
         exit: Option<oneshot::Sender<i32>>,
         cgroup: Option<PathBuf>,
+        record: Option<&Path>,
     ) -> io::Result<std::process::Child> {
         // Held across the spawn: a process that exits at once is looked up only after this; and
         // no other child is forked while this process is inside a replica's cgroup.
@@ -101,6 +103,9 @@ impl Reaper {
         };
         let child = spawned?;
         if let Some(cgroup) = cgroup {
+            if let Some(file) = record {
+                let _ = cgroup::record(file, &cgroup);
+            }
             cgroup::started(child.id().cast_signed(), cgroup);
         }
         waiting.insert(child.id() as i32, exit);
@@ -123,7 +128,8 @@ impl Reaper {
     /// A connection to the shim of `state_dir`, started with `helper` if none answers.
     fn new_shim(&self, state_dir: &Path, helper: &HelperCommand) -> io::Result<Arc<Shim>> {
         let waiters = Waiters(Arc::clone(&self.waiting));
-        let spawn = |command: &mut Command| Ok(self.spawn(command, None, None)?.id().cast_signed());
+        let spawn =
+            |command: &mut Command| Ok(self.spawn(command, None, None, None)?.id().cast_signed());
         let lost = self.lost_replicas.clone();
         Ok(Arc::new(Shim::connect_or_start(
             state_dir, helper, waiters, lost, spawn,
@@ -217,7 +223,8 @@ impl Reaper {
         let (to_log, log_exit) = oneshot::channel();
         let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&launch.log_path));
         let started = SystemTime::now();
-        let child = self.spawn(&mut command, Some(reaped), cgroup)?;
+        let record = cgroup_file(&launch.log_path);
+        let child = self.spawn(&mut command, Some(reaped), cgroup, Some(&record))?;
         // The command holds the pipe's write ends; the pump must see only the replica's.
         drop(command);
         // A helper that could not start the command exits: reaped, its code unheard.
@@ -268,7 +275,7 @@ impl Reaper {
         // Its exit is awaited at the end of the run (`Watchdog::dismiss`). Like a replica's
         // group, its own is killed as it exits: it starts no process, so that kills nothing.
         let (sender, exit) = oneshot::channel();
-        let mut child = self.spawn(&mut command, Some(sender), None)?;
+        let mut child = self.spawn(&mut command, Some(sender), None, None)?;
         // The lowest nice value: its start (a whole start of this binary) then takes CPU no
         // one else wants, not the replicas' or trainctl's, until it moves itself to
         // `SCHED_IDLE`; should trainctl die, its work is a few signals. Where the system

@@ -76,8 +76,24 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
     while running.iter().any(ProcessIdentity::exists) && Instant::now() < deadline {
         std::thread::sleep(POLL);
     }
-    for replica in &replicas {
-        let file = shim::cgroup_file(&replica.log_path);
+    // Every cgroup recorded beside a log: a replica started just before its runner died may
+    // not be in the database yet, but its cgroup is recorded as it starts.
+    let logs = store.logs_dir(&record.uid);
+    let recorded = replicas
+        .iter()
+        .map(|replica| shim::cgroup_file(&replica.log_path))
+        .chain(
+            std::fs::read_dir(&logs)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| {
+                    path.extension()
+                        .is_some_and(|extension| extension == "cgroup")
+                }),
+        );
+    for file in recorded {
         if let Some(contained) = cgroup::recorded(&file, &record.uid) {
             cgroup::kill_and_remove(&contained);
         }
