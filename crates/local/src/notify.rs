@@ -35,6 +35,7 @@
 //! `trainctl run` to say before it exits.
 
 mod hook;
+mod pool;
 mod tail;
 mod text;
 mod webhook;
@@ -231,7 +232,8 @@ impl Delivery {
 }
 
 /// Starts delivering `notification` to the recipients of `settings`, with the last log lines
-/// of each of `failed`, on threads of its own; each outcome is logged.
+/// of each of `failed`, on one of the few delivery threads ([`pool`], after the deliveries
+/// before it); each outcome is logged.
 #[must_use]
 pub fn deliver(
     settings: &NotifySettings,
@@ -255,13 +257,10 @@ pub fn deliver(
         }
         let _ = done.send(deliver_now(&settings, &notification, &group));
     };
-    match thread::Builder::new()
-        .name("notify".to_owned())
-        .spawn(delivering)
-    {
-        Ok(_) => Delivery { failures, hook },
+    match pool::submit(delivering) {
+        Ok(()) => Delivery { failures, hook },
         Err(error) => {
-            let failure = DeliveryFailure::Thread(error.to_string());
+            let failure = DeliveryFailure::Thread(error);
             tracing::warn!("notification of {subject}: {failure}");
             let (done, failures) = oneshot::channel();
             let _ = done.send(vec![failure]);

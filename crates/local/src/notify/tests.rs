@@ -220,3 +220,50 @@ fn webhook_urls_must_be_plain_http_with_a_host() {
     );
     assert!(check_webhook_url("http://a b/").is_err());
 }
+
+/// The threads of this process named `notify-*` or `webhook`: the deliveries'.
+fn delivery_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("the tasks")
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|name| name.starts_with("notify-") || name.trim() == "webhook")
+        .count()
+}
+
+#[tokio::test]
+async fn many_deliveries_to_a_silent_webhook_take_a_few_threads_not_one_each() {
+    // Accepts, never answers: each try waits for its whole timeout.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("address"));
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = std::sync::Arc::clone(&held);
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            keep.lock().expect("not poisoned").push(stream);
+        }
+    });
+    let settings = NotifySettings {
+        on_finish: None,
+        webhooks: vec![url],
+        timeout: Duration::from_millis(600),
+    };
+    let mut deliveries: Vec<Delivery> = (0..24)
+        .map(|_| {
+            deliver(
+                &settings,
+                Notification::new(failed_job("it failed"), FinalState::Failed),
+                Vec::new(),
+            )
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let busy = delivery_threads();
+    // The pool's threads, and one webhook try each.
+    assert!(busy <= 2 * pool::WORKERS, "{busy} delivery threads");
+    // Each delivery still ends, with the webhook's failure, in turn.
+    for delivery in &mut deliveries {
+        let failures = delivery.finished().await;
+        assert_eq!(failures.len(), 1, "{failures:?}");
+    }
+}
