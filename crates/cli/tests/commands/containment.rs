@@ -338,3 +338,40 @@ fn an_offline_delete_stops_what_a_replica_let_escape_through_its_cgroup() {
         job_cgroup.display()
     );
 }
+
+#[test]
+fn a_killed_watchdog_is_replaced_and_the_new_one_stops_what_a_replica_let_escape() {
+    let Some((scratch, escapee)) = setup() else {
+        return;
+    };
+    let mut run = run_escaping(scratch.path(), &escapee, "rewatched", "sleep 300");
+    escapee.wait_until_started();
+    let first = child_running(run.id(), "__watchdog").expect("the watchdog");
+    signal(first, "KILL");
+    let mut second = None;
+    wait_until("a new watchdog starts", || {
+        second = child_running(run.id(), "__watchdog").filter(|pid| *pid != first);
+        second.is_some()
+    });
+    let described = Command::new(trainctl_cli_harness::binary())
+        .arg("--state-dir")
+        .arg(scratch.path().join("state"))
+        .args(["describe", "rewatched"])
+        .output()
+        .expect("describe runs");
+    let described = String::from_utf8_lossy(&described.stdout);
+    let second = second.expect("the new watchdog");
+    assert!(
+        described.contains(&format!(
+            "WatchdogLost   the watchdog (pid {first}) that stops the replicas should trainctl \
+             die was ended by SIGKILL (exit code 137): a new one (pid {second}) guards them"
+        )),
+        "{described}"
+    );
+    // The new watchdog does the old one's work.
+    signal(run.id(), "KILL");
+    run.wait().expect("trainctl is reaped");
+    wait_until("the new watchdog stops the escaped sleep", || {
+        escapee.alive().is_empty()
+    });
+}

@@ -292,6 +292,7 @@ impl Reaper {
             BufWriter::new(input),
             exit,
             Waiters(Arc::clone(&self.waiting)),
+            helper.clone(),
         ))
     }
 }

@@ -48,7 +48,7 @@ use thread_priority::unix::{
 use tokio::sync::oneshot;
 
 use super::cgroup;
-use super::child::Waiters;
+use super::child::{HelperCommand, KILLED, Waiters};
 use super::marker::{kill_marked, marked_processes};
 
 /// How long `trainctl` waits for the watchdog it killed to be gone: at once, unless the machine
@@ -170,6 +170,8 @@ pub struct Watchdog {
     waiters: Waiters,
     /// The directories handed to the watchdog to remove.
     removing: Vec<PathBuf>,
+    /// How it was started: how a new one is, should it be killed.
+    helper: HelperCommand,
 }
 
 impl Watchdog {
@@ -180,6 +182,7 @@ impl Watchdog {
         input: BufWriter<ChildStdin>,
         exit: oneshot::Receiver<i32>,
         waiters: Waiters,
+        helper: HelperCommand,
     ) -> Watchdog {
         Watchdog {
             pid,
@@ -187,7 +190,21 @@ impl Watchdog {
             exit,
             waiters,
             removing: Vec::new(),
+            helper,
         }
+    }
+
+    /// How the watchdog was started (to start another in its place).
+    #[must_use]
+    pub fn helper(&self) -> &HelperCommand {
+        &self.helper
+    }
+
+    /// Waits until the watchdog exits before it is dismissed (killed: it exits only when told
+    /// `done`); its exit code. Cancel-safe; once it has returned, the watchdog is to be replaced,
+    /// not awaited again.
+    pub async fn lost(&mut self) -> i32 {
+        (&mut self.exit).await.unwrap_or(KILLED)
     }
 
     /// The watchdog's pid.

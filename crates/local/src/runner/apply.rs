@@ -275,7 +275,7 @@ impl Runner<'_> {
     }
 
     /// Records an event of the plan; a warning that is not a failure is also said.
-    fn record_event(&mut self, event: &JobEvent) {
+    pub(super) fn record_event(&mut self, event: &JobEvent) {
         if event.type_ == EventType::Warning && !event.reason.ends_with("Failed") {
             self.console.say(&event.message);
         }

@@ -23,6 +23,16 @@ enum Wake {
     Timer,
     Queue,
     Stop(StopRequest),
+    /// The watchdog exited before the run dismissed it, with this code.
+    WatchdogLost(i32),
+}
+
+/// Until the watchdog, if there is one, exits: its code; never without one.
+async fn watchdog_lost(watchdog: &mut Option<crate::process::watchdog::Watchdog>) -> i32 {
+    match watchdog {
+        Some(watchdog) => watchdog.lost().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl Runner<'_> {
@@ -93,6 +103,7 @@ impl Runner<'_> {
                 () = sleep_until(timer) => Wake::Timer,
                 () = my_turn(turn.as_deref()), if waits_in_queue => Wake::Queue,
                 request = self.oversight.stops.recv() => Wake::Stop(request),
+                code = watchdog_lost(&mut self.oversight.watchdog) => Wake::WatchdogLost(code),
             };
             match wake {
                 Wake::Exit(exit) => {
@@ -109,10 +120,53 @@ impl Runner<'_> {
                     self.changes.job();
                 }
                 Wake::Stop(request) => return self.stop(request, store).await,
+                Wake::WatchdogLost(code) => self.replace_watchdog(code),
             }
         }
         self.wind_down(store).await?;
         Ok(end::outcome(&self.job))
+    }
+
+    /// A watchdog that exited while the job runs (killed) is replaced by a new one, told of the
+    /// job and its running replicas, so that the replicas still end should trainctl die; the
+    /// terminal and the job's events say so.
+    fn replace_watchdog(&mut self, code: i32) {
+        let Some(old) = self.oversight.watchdog.take() else {
+            return;
+        };
+        let lost = format!(
+            "the watchdog (pid {}) that stops the replicas should trainctl die {}",
+            old.pid(),
+            super::report::exit_words(code)
+        );
+        let message = match self.reaper.start_watchdog(old.helper()) {
+            Ok(mut watchdog) => {
+                watchdog.guard(&self.uid);
+                for (slot, pod) in &self.pods {
+                    if let Some(running) = &pod.running {
+                        let grace = self
+                            .prepared
+                            .get(slot)
+                            .map_or(std::time::Duration::ZERO, |p| p.launch.grace);
+                        watchdog.watch(running.pid, grace);
+                    }
+                }
+                watchdog.flush();
+                let message = format!("{lost}: a new one (pid {}) guards them", watchdog.pid());
+                self.oversight.watchdog = Some(watchdog);
+                message
+            }
+            Err(error) => format!(
+                "{lost}, and no new one could be started ({error}): should trainctl die now, the \
+                 replicas go on"
+            ),
+        };
+        // Said on the terminal as the event is recorded.
+        self.record_event(&JobEvent {
+            type_: EventType::Warning,
+            reason: "WatchdogLost".to_owned(),
+            message,
+        });
     }
 
     /// Says once that images are not used, and what is not run locally.
