@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::issue::{Issue, replica_path};
+use super::issue::{Issue, metadata_maps};
 use super::names::dns_subdomain;
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;
@@ -15,21 +15,7 @@ const MAX_LABEL: usize = 63;
 
 /// Checks the job's labels and each pod template's.
 pub(super) fn validate_labels(job: &TrainingJob, issues: &mut Vec<Issue>) {
-    check(
-        job.metadata().labels.as_ref(),
-        &FieldPath::fields("metadata.labels"),
-        issues,
-    );
-    for (replica_type, spec) in job.replica_specs().iter() {
-        let labels = spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|metadata| metadata.labels.as_ref());
-        let path = replica_path(job.kind(), replica_type)
-            .field("template")
-            .field("metadata")
-            .field("labels");
+    for (path, labels) in metadata_maps(job, "labels", |meta| meta.labels.as_ref()) {
         check(labels, &path, issues);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::issue::{Issue, replica_path};
+use super::issue::{Issue, metadata_maps};
 use crate::field_path::FieldPath;
 use crate::job::TrainingJob;
 
@@ -12,21 +12,7 @@ pub const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
 
 /// Checks the total size of the job's annotations and of each pod template's.
 pub(super) fn validate_annotation_sizes(job: &TrainingJob, issues: &mut Vec<Issue>) {
-    check(
-        job.metadata().annotations.as_ref(),
-        FieldPath::fields("metadata.annotations"),
-        issues,
-    );
-    for (replica_type, spec) in job.replica_specs().iter() {
-        let annotations = spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|metadata| metadata.annotations.as_ref());
-        let path = replica_path(job.kind(), replica_type)
-            .field("template")
-            .field("metadata")
-            .field("annotations");
+    for (path, annotations) in metadata_maps(job, "annotations", |meta| meta.annotations.as_ref()) {
         check(annotations, path, issues);
     }
 }

@@ -53,14 +53,10 @@ fn a_sub_path_of_a_config_map_is_one_of_its_files_not_made() {
     );
 }
 
-#[test]
-fn a_sub_path_that_exists_as_a_file_is_mounted_as_it_is() {
-    let temp = tempfile::tempdir().expect("tempdir");
-    let claims = temp.path().join("volumes");
-    let claim = claims.join("team/shared");
-    std::fs::create_dir_all(&claim).expect("mkdir");
-    std::fs::write(claim.join("settings.json"), "{}").expect("write");
-    let replica = temp.path().join("pods/uid/worker-0");
+/// The plan of `mounts` of the claim `team/shared`, kept under `state_dir`'s `volumes`.
+fn claim_plan(state_dir: &std::path::Path, mounts: Value) -> ReplicaVolumes {
+    let claims = state_dir.join("volumes");
+    let replica = state_dir.join("pods/uid/worker-0");
     let context = VolumeContext {
         namespace: "team",
         companions: &[],
@@ -70,16 +66,29 @@ fn a_sub_path_that_exists_as_a_file_is_mounted_as_it_is() {
             replica: &replica,
         },
     };
-    let plan = plan(
+    plan(
         &pod(json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}])),
-        &container(json!([
-            {"name": "data", "mountPath": "/app/settings.json", "subPath": "settings.json"},
-            {"name": "data", "mountPath": "/out", "subPath": "out"},
-        ])),
+        &container(mounts),
         &[],
         &context,
     )
-    .expect("plans");
+    .expect("plans")
+}
+
+#[test]
+fn a_sub_path_that_exists_as_a_file_is_mounted_as_it_is() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let claims = temp.path().join("volumes");
+    let claim = claims.join("team/shared");
+    std::fs::create_dir_all(&claim).expect("mkdir");
+    std::fs::write(claim.join("settings.json"), "{}").expect("write");
+    let plan = claim_plan(
+        temp.path(),
+        json!([
+            {"name": "data", "mountPath": "/app/settings.json", "subPath": "settings.json"},
+            {"name": "data", "mountPath": "/out", "subPath": "out"},
+        ]),
+    );
     plan.materialize()
         .expect("a file in a claim can be a subPath");
     assert_eq!(
@@ -98,26 +107,13 @@ fn a_missing_sub_path_is_never_made_through_a_symbolic_link() {
     std::fs::create_dir_all(&claim).expect("mkdir");
     std::fs::create_dir_all(&outside).expect("mkdir");
     std::os::unix::fs::symlink(&outside, claim.join("esc")).expect("a link out of the claim");
-    let replica = temp.path().join("pods/uid/worker-0");
-    let context = VolumeContext {
-        namespace: "team",
-        companions: &[],
-        claims: &(),
-        dirs: VolumeDirs {
-            claims: &claims,
-            replica: &replica,
-        },
-    };
-    let plan = plan(
-        &pod(json!([{"name": "data", "persistentVolumeClaim": {"claimName": "shared"}}])),
-        &container(json!([
+    let plan = claim_plan(
+        temp.path(),
+        json!([
             {"name": "data", "mountPath": "/a", "subPath": "esc/made"},
             {"name": "data", "mountPath": "/b", "subPath": "new/made"},
-        ])),
-        &[],
-        &context,
-    )
-    .expect("plans");
+        ]),
+    );
     plan.materialize().expect("materializes");
     assert_eq!(std::fs::read_dir(&outside).expect("reads").count(), 0);
     assert!(claim.join("new/made").is_dir());
