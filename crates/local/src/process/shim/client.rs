@@ -255,6 +255,8 @@ impl Replies {
             "the shim that ran this server's replicas died: its replicas lost the reader of \
              their output and are stopped; the next ones start through a new shim"
         );
+        // Known as lost before they are killed: the reaper may hand on their exits at once.
+        self.lost_replicas.add(running.keys().copied());
         for pid in running.keys() {
             let _ = killpg(Pid::from_raw(*pid), Signal::SIGKILL);
         }
@@ -262,7 +264,6 @@ impl Replies {
         for job in jobs {
             cgroup::kill_job(job);
         }
-        self.lost_replicas.add(running.keys().copied());
         for pid in running.keys() {
             self.waiters.deliver(*pid, KILLED);
         }
