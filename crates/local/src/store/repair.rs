@@ -119,7 +119,16 @@ pub fn repair(state_dir: &Path, now: jiff::Timestamp) -> Result<Option<Repaired>
             source,
         }
     };
-    let version = schema::user_version(&damaged).map_err(sqlite("read the schema version"))?;
+    // Without its first page (the header and the schema), nothing of the file can be read.
+    let version = schema::user_version(&damaged).map_err(|error| StoreError::Corrupt {
+        path: path.clone(),
+        what: "first page (its header and schema)".to_owned(),
+        detail: format!(
+            "{error}: nothing of it can be read without that page; restore a backup, or move it \
+             aside to start afresh (mv {path} {path}.damaged, with its -wal and -shm files)",
+            path = path.display()
+        ),
+    })?;
     if version != SCHEMA_VERSION {
         return Err(StoreError::Corrupt {
             path: path.clone(),
@@ -355,6 +364,26 @@ mod tests {
             repair(temp.path(), jiff::Timestamp::UNIX_EPOCH).expect("repairs"),
             None
         );
+    }
+
+    #[test]
+    fn a_lost_first_page_is_said_to_be_past_repair_and_nothing_is_moved() {
+        let (temp, _) = with_jobs(3);
+        damage_page(temp.path(), 1);
+        let error = repair(temp.path(), jiff::Timestamp::UNIX_EPOCH).expect_err("past repair");
+        let path = temp.path().join(DATABASE_FILE);
+        assert!(
+            error.to_string().starts_with(&format!(
+                "the state database {} holds an unreadable first page (its header and schema): ",
+                path.display()
+            )) && error.to_string().ends_with(&format!(
+                "restore a backup, or move it aside to start afresh (mv {p} {p}.damaged, with its \
+                 -wal and -shm files)",
+                p = path.display()
+            )),
+            "{error}"
+        );
+        assert!(path.exists());
     }
 
     #[test]
