@@ -353,21 +353,21 @@ fn a_killed_watchdog_is_replaced_and_the_new_one_stops_what_a_replica_let_escape
         second = child_running(run.id(), "__watchdog").filter(|pid| *pid != first);
         second.is_some()
     });
-    let described = Command::new(trainctl_cli_harness::binary())
-        .arg("--state-dir")
-        .arg(scratch.path().join("state"))
-        .args(["describe", "rewatched"])
-        .output()
-        .expect("describe runs");
-    let described = String::from_utf8_lossy(&described.stdout);
     let second = second.expect("the new watchdog");
-    assert!(
-        described.contains(&format!(
-            "WatchdogLost   the watchdog (pid {first}) that stops the replicas should trainctl \
-             die was ended by SIGKILL (exit code 137): a new one (pid {second}) guards them"
-        )),
-        "{described}"
+    let said = format!(
+        "WatchdogLost   the watchdog (pid {first}) that stops the replicas should trainctl die \
+         was ended by SIGKILL (exit code 137): a new one (pid {second}) guards them"
     );
+    // Recorded with the run's next write.
+    wait_until("the job's events say so", || {
+        let described = Command::new(trainctl_cli_harness::binary())
+            .arg("--state-dir")
+            .arg(scratch.path().join("state"))
+            .args(["describe", "rewatched"])
+            .output()
+            .expect("describe runs");
+        String::from_utf8_lossy(&described.stdout).contains(&said)
+    });
     // The new watchdog does the old one's work.
     signal(run.id(), "KILL");
     run.wait().expect("trainctl is reaped");
