@@ -46,11 +46,13 @@ fn a_chatty_replicas_log_is_rotated_within_its_limit_and_logs_shows_its_tail() {
             let size = entry.metadata().expect("stat").len();
             (entry.file_name().to_string_lossy().into_owned(), size)
         })
-        // Each log file's index (when each chunk was read) is beside it, and, where the
-        // machine gives replicas cgroups, where the replica's is.
+        // Each log file's index (when each chunk was read) is beside it, the room kept for a
+        // full disk, and, where the machine gives replicas cgroups, where the replica's is.
         .filter(|(name, _)| {
             let extension = std::path::Path::new(name).extension();
-            extension != Some("index".as_ref()) && extension != Some("cgroup".as_ref())
+            !["index", "reserve", "cgroup"]
+                .iter()
+                .any(|other| extension == Some(other.as_ref()))
         })
         .collect();
     sizes.sort();
@@ -334,4 +336,35 @@ echo $? > run.code
     );
     // The space kept for outcomes is kept again.
     assert_eq!(read("reserve.size"), "1048576\n");
+}
+
+#[test]
+fn output_a_full_disk_refused_is_said_in_the_jobs_events() {
+    let scratch = Scratch::new("full-disk-log");
+    // 12 MB of output on a disk of 8: the log takes what there is, the rest is lost.
+    let script = "head -c 12000000 /dev/zero | tr \"\\\\0\" x | fold -w 100";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob("full", &[], &[replicas("Worker", 1, "Never", script)]),
+    );
+    let steps = format!(
+        "timeout 60 \"$TRAINCTL\" --state-dir \"$STATE\" run -f {manifest} -q > run.out 2> run.err
+echo $? > run.code
+{AFTERWARDS}"
+    );
+    if on_a_small_disk(&scratch, &steps).is_none() {
+        return;
+    }
+    let read = |name: &str| scratch.read(name).unwrap_or_default();
+    assert_eq!(read("run.code"), "0\n", "{}", read("run.err"));
+    let described = read("describe.out");
+    let said = described
+        .lines()
+        .find(|line| line.contains("LogIncomplete"))
+        .unwrap_or_else(|| panic!("no LogIncomplete event:\n{described}"));
+    assert!(
+        said.contains("worker-0's log misses ")
+            && said.ends_with("of its output: the disk was full"),
+        "{said}"
+    );
 }

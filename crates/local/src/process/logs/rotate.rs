@@ -103,6 +103,32 @@ pub fn dropped_file(path: &Path) -> PathBuf {
     path.with_extension("dropped")
 }
 
+/// The room kept beside the log `path` (`worker-0.log` → `worker-0.reserve`), from its first
+/// writer on: on a full disk, the marker of what could not be written takes its place, for what
+/// a full disk cost is the one thing that must be said. It goes with the job's logs.
+#[must_use]
+pub fn reserve_file(path: &Path) -> PathBuf {
+    path.with_extension("reserve")
+}
+
+/// How much room is kept: a block, more than a marker takes.
+const RESERVE_BYTES: usize = 4096;
+
+/// Keeps [`RESERVE_BYTES`] beside the log `path` unless they are kept already.
+fn keep_reserve(path: &Path) -> io::Result<()> {
+    let reserve = reserve_file(path);
+    if fs::metadata(&reserve).is_ok_and(|found| found.len() == RESERVE_BYTES as u64) {
+        return Ok(());
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(LOG_FILE_MODE)
+        .open(reserve)?;
+    file.write_all(&[0; RESERVE_BYTES])
+}
+
 /// What the log `path` lost, as its marker file says (nothing when it has none).
 #[must_use]
 pub fn dropped(path: &Path) -> Dropped {
@@ -200,6 +226,8 @@ impl LogWriter {
             let _ = index.flush();
             index
         });
+        // Best effort: a disk already full has no room to keep.
+        let _ = keep_reserve(&log.path);
         LogWriter {
             dropped: dropped(&log.path),
             path: log.path,
@@ -263,10 +291,21 @@ impl LogWriter {
         self.flush_index();
     }
 
-    /// Records what the log lost in its marker file, if that changed since it was last recorded.
+    /// Records what the log lost in its marker file, if that changed since it was last recorded;
+    /// on a full disk, in the room kept for it ([`reserve_file`]).
     pub fn finish(&mut self) {
         self.flush_index();
-        if self.unrecorded && write_marker(&self.path, self.dropped).is_ok() {
+        if !self.unrecorded {
+            return;
+        }
+        let written = write_marker(&self.path, self.dropped).or_else(|error| {
+            if error.raw_os_error() != Some(nix::libc::ENOSPC) {
+                return Err(error);
+            }
+            fs::remove_file(reserve_file(&self.path))?;
+            write_marker(&self.path, self.dropped)
+        });
+        if written.is_ok() {
             self.unrecorded = false;
         }
     }

@@ -37,6 +37,8 @@ fn names(dir: &Path) -> Vec<String> {
                 .to_string_lossy()
                 .into_owned()
         })
+        // The room kept for a full disk, beside every log (its own test).
+        .filter(|name| !name.ends_with(".reserve"))
         .collect();
     names.sort();
     names
@@ -430,3 +432,24 @@ fn prefixes_are_padded_and_plain_without_a_terminal() {
 }
 
 mod runs;
+
+#[test]
+fn a_block_is_kept_beside_each_log_for_the_marker_of_a_full_disk() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("worker-0.log");
+    let log = LogWriter::new(open_log_file(&path).expect("log file"), LogLimit::DEFAULT);
+    let reserve = fs::metadata(rotate::reserve_file(&path)).expect("the reserve");
+    assert_eq!(
+        (reserve.len(), reserve.permissions().mode() & 0o777),
+        (4096, 0o600)
+    );
+    drop(log);
+    // A restart's writer keeps it as it is.
+    let _again = LogWriter::new(open_log_file(&path).expect("log file"), LogLimit::DEFAULT);
+    assert_eq!(
+        fs::metadata(rotate::reserve_file(&path))
+            .expect("kept")
+            .len(),
+        4096
+    );
+}
