@@ -240,6 +240,57 @@ fn remove_stale(path: &Path) -> io::Result<()> {
     fs::remove_file(path)
 }
 
+/// How much of a reserve is written at a time.
+const RESERVE_BLOCK: usize = 64 * 1024;
+
+/// Keeps `size` bytes in the file `path` (mode 0600), writing what it lacks: room that a write
+/// on a full disk takes by deleting it ([`release_reserve`]). The bytes do not compress: a
+/// filesystem that compresses (btrfs, ZFS) would keep zeros in no space at all. On a full disk,
+/// what could be written stays kept.
+pub fn keep_reserve(path: &Path, size: u64) -> io::Result<()> {
+    if fs::metadata(path).is_ok_and(|metadata| metadata.len() >= size) {
+        return Ok(());
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(FILE_MODE)
+        .open(path)?;
+    let block = incompressible_block();
+    let mut kept = file.metadata()?.len();
+    while kept < size {
+        let length = block
+            .len()
+            .min(usize::try_from(size - kept).unwrap_or(usize::MAX));
+        file.write_all(&block[..length])?;
+        kept += length as u64;
+    }
+    Ok(())
+}
+
+/// Deletes the reserve `path`, giving its space to the write that needs it; whether there was
+/// one to delete.
+pub fn release_reserve(path: &Path) -> io::Result<bool> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// [`RESERVE_BLOCK`] bytes of a xorshift sequence: nothing a filesystem could compress.
+fn incompressible_block() -> Vec<u8> {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..RESERVE_BLOCK / 8)
+        .flat_map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()
+        })
+        .collect()
+}
+
 /// `name (uid N)`, or `uid N` for a uid with no user.
 fn user_name(uid: Uid) -> String {
     match User::from_uid(uid) {

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::process::cgroup;
 use crate::process::identity::ProcessIdentity;
 use crate::process::marker::kill_marked;
 use crate::process::reaper::signal_group;
-use crate::process::{cgroup, shim};
 use crate::store::{JobRecord, Store, StoreError};
 
 /// How long the replicas of a job removed without a server get to end after `SIGTERM`.
@@ -76,23 +76,18 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
     while running.iter().any(ProcessIdentity::exists) && Instant::now() < deadline {
         std::thread::sleep(POLL);
     }
-    // Every cgroup recorded beside a log: a replica started just before its runner died may
-    // not be in the database yet, but its cgroup is recorded as it starts.
-    let logs = store.logs_dir(&record.uid);
-    let recorded = replicas
-        .iter()
-        .map(|replica| shim::cgroup_file(&replica.log_path))
-        .chain(
-            std::fs::read_dir(&logs)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|entry| entry.path())
-                .filter(|path| {
-                    path.extension()
-                        .is_some_and(|extension| extension == "cgroup")
-                }),
-        );
+    // Every cgroup recorded beside the job's logs, as each replica started (by the shim, or by
+    // `trainctl run`): a replica started just before its runner died may not be in the
+    // database yet, but its cgroup is recorded.
+    let recorded = std::fs::read_dir(store.logs_dir(&record.uid))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "cgroup")
+        });
     for file in recorded {
         if let Some(contained) = cgroup::recorded(&file, &record.uid) {
             cgroup::kill_and_remove(&contained);

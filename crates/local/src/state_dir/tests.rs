@@ -222,3 +222,14 @@ fn restrict_file_tightens_only_what_others_may_read() {
     assert_eq!(mode(&read_only), 0o400, "a private file is left as it is");
     restrict_file(&temp.path().join("missing")).expect("a missing file is fine");
 }
+
+#[test]
+fn the_reserve_does_not_compress() {
+    let block = incompressible_block();
+    assert_eq!(block.len(), RESERVE_BLOCK);
+    let mut distinct = block.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 256, "every byte value occurs");
+    assert_ne!(block[..RESERVE_BLOCK / 2], block[RESERVE_BLOCK / 2..]);
+}

@@ -181,6 +181,9 @@ fn prepare_file(state_dir: &Path, path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The suffixes of a database's files: the database itself, then `SQLite`'s files beside it.
+const DATABASE_SUFFIXES: [&str; 4] = ["", "-wal", "-shm", "-journal"];
+
 /// `SQLite`'s file `<database><suffix>` (`-wal`, `-shm`, `-journal`).
 fn database_file(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -188,9 +191,27 @@ fn database_file(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Moves the database `from` to `to` with `SQLite`'s files beside it, the database last.
+fn move_database(from: &Path, to: &Path) -> io::Result<()> {
+    for suffix in DATABASE_SUFFIXES.iter().rev() {
+        let side = database_file(from, suffix);
+        if suffix.is_empty() || side.exists() {
+            fs::rename(side, database_file(to, suffix))?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the database `path` and `SQLite`'s files beside it, those there are.
+fn remove_database(path: &Path) {
+    for suffix in DATABASE_SUFFIXES {
+        let _ = fs::remove_file(database_file(path, suffix));
+    }
+}
+
 /// An entry of `state_dir` other than the database's own files, if any.
 fn other_entry(state_dir: &Path) -> io::Result<Option<String>> {
-    let own = ["", "-wal", "-shm", "-journal"].map(|suffix| format!("{DATABASE_FILE}{suffix}"));
+    let own = DATABASE_SUFFIXES.map(|suffix| format!("{DATABASE_FILE}{suffix}"));
     for entry in fs::read_dir(state_dir)? {
         let name = entry?.file_name();
         if !own.iter().any(|own| name == own.as_str()) {

@@ -16,7 +16,7 @@ use rusqlite::{Connection, OpenFlags, params_from_iter};
 
 use super::error::StoreError;
 use super::schema::{self, SCHEMA_VERSION};
-use super::{DATABASE_FILE, Store};
+use super::{DATABASE_FILE, Store, move_database, remove_database};
 
 /// What [`check`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,24 +298,6 @@ fn drop_orphans(conn: &Connection, tables: &[String]) -> rusqlite::Result<usize>
         }
     }
     Ok(dropped)
-}
-
-/// Moves the database at `from` (with its `-wal` and `-shm`, when there are) to `to`.
-fn move_database(from: &Path, to: &Path) -> std::io::Result<()> {
-    for suffix in ["-wal", "-shm"] {
-        let side = PathBuf::from(format!("{}{suffix}", from.display()));
-        if side.exists() {
-            std::fs::rename(&side, format!("{}{suffix}", to.display()))?;
-        }
-    }
-    std::fs::rename(from, to)
-}
-
-/// Removes a database at `path` and its side files, if any.
-fn remove_database(path: &Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::index::{IndexWriter, Record, Run, index_file, unix_nanos};
 use super::{LOG_FILE_MODE, LogFile};
+use crate::state_dir::{keep_reserve, release_reserve};
 
 /// How large a replica's log may grow: the file written is rotated at `max_size` bytes, and
 /// `max_files` files are kept, the one written included. Serializable, so that a request to
@@ -112,22 +113,7 @@ pub fn reserve_file(path: &Path) -> PathBuf {
 }
 
 /// How much room is kept: a block, more than a marker takes.
-const RESERVE_BYTES: usize = 4096;
-
-/// Keeps [`RESERVE_BYTES`] beside the log `path` unless they are kept already.
-fn keep_reserve(path: &Path) -> io::Result<()> {
-    let reserve = reserve_file(path);
-    if fs::metadata(&reserve).is_ok_and(|found| found.len() == RESERVE_BYTES as u64) {
-        return Ok(());
-    }
-    let mut file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(LOG_FILE_MODE)
-        .open(reserve)?;
-    file.write_all(&[0; RESERVE_BYTES])
-}
+const RESERVE_BYTES: u64 = 4096;
 
 /// What the log `path` lost, as its marker file says (nothing when it has none).
 #[must_use]
@@ -227,7 +213,7 @@ impl LogWriter {
             index
         });
         // Best effort: a disk already full has no room to keep.
-        let _ = keep_reserve(&log.path);
+        let _ = keep_reserve(&reserve_file(&log.path), RESERVE_BYTES);
         LogWriter {
             dropped: dropped(&log.path),
             path: log.path,
@@ -302,7 +288,7 @@ impl LogWriter {
             if error.raw_os_error() != Some(nix::libc::ENOSPC) {
                 return Err(error);
             }
-            fs::remove_file(reserve_file(&self.path))?;
+            release_reserve(&reserve_file(&self.path))?;
             write_marker(&self.path, self.dropped)
         });
         if written.is_ok() {

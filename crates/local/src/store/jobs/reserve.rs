@@ -4,15 +4,13 @@
 //! pages of the database), and keeps the space again once the disk has it
 //! ([`Store::keep_reserve`], also done as each job is recorded).
 //!
-//! The file holds bytes that do not compress: a filesystem that compresses (btrfs, ZFS) would
-//! keep zeros in no space at all.
+//! The file holds bytes that do not compress ([`crate::state_dir::keep_reserve`]).
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::io;
 use std::path::PathBuf;
 
 use super::{Store, StoreError};
+use crate::state_dir::{keep_reserve, release_reserve};
 
 /// The file that keeps space for the outcome of jobs, in the state directory.
 pub const RESERVE_FILE: &str = "trainctl.db.reserve";
@@ -20,9 +18,6 @@ pub const RESERVE_FILE: &str = "trainctl.db.reserve";
 /// How much space is kept: a final write takes a few pages (4 KiB each) per replica and event;
 /// 1 MiB holds hundreds of them, and what the write-ahead log adds.
 pub const RESERVE_SIZE: u64 = 1 << 20;
-
-/// How much of the reserve is written at a time.
-const BLOCK: usize = 64 * 1024;
 
 impl Store {
     /// The file that keeps space for the outcome of jobs.
@@ -34,33 +29,13 @@ impl Store {
     /// Makes the reserve file hold [`RESERVE_SIZE`] bytes, writing what it lacks (mode 0600). On
     /// a full disk, what could be written stays kept.
     pub fn keep_reserve(&self) -> io::Result<()> {
-        let path = self.reserve_path();
-        if fs::metadata(&path).is_ok_and(|metadata| metadata.len() >= RESERVE_SIZE) {
-            return Ok(());
-        }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)?;
-        let block = incompressible_block();
-        let mut size = file.metadata()?.len();
-        while size < RESERVE_SIZE {
-            let length = block.len().min((RESERVE_SIZE - size) as usize);
-            file.write_all(&block[..length])?;
-            size += length as u64;
-        }
-        Ok(())
+        keep_reserve(&self.reserve_path(), RESERVE_SIZE)
     }
 
     /// Deletes the reserve file, giving its space to the write that needs it; whether there was
     /// one to delete.
     pub fn release_reserve(&self) -> io::Result<bool> {
-        match fs::remove_file(self.reserve_path()) {
-            Ok(()) => Ok(true),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(error),
-        }
+        release_reserve(&self.reserve_path())
     }
 }
 
@@ -75,19 +50,6 @@ impl StoreError {
                 if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
         )
     }
-}
-
-/// [`BLOCK`] bytes of a xorshift sequence: nothing a filesystem could compress.
-fn incompressible_block() -> Vec<u8> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..BLOCK / 8)
-        .flat_map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state.to_le_bytes()
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -110,6 +72,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
@@ -139,17 +102,6 @@ mod tests {
         let kept = fs::read(&path).expect("read");
         assert_eq!(kept.len() as u64, RESERVE_SIZE);
         assert_eq!(&kept[..5], b"short");
-    }
-
-    #[test]
-    fn the_reserve_does_not_compress() {
-        let block = incompressible_block();
-        assert_eq!(block.len(), BLOCK);
-        let mut distinct = block.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        assert_eq!(distinct.len(), 256, "every byte value occurs");
-        assert_ne!(block[..BLOCK / 2], block[BLOCK / 2..]);
     }
 
     #[test]
