@@ -310,6 +310,30 @@ pub fn etcd_compact_everything() -> i64 {
     revision
 }
 
+/// Every deletion of the pod `namespace/name` the API server's audit log holds (the e2e
+/// cluster records pods' deletions), one line each: when, by whom, with what answer.
+#[must_use]
+pub fn pod_deletions(namespace: &str, name: &str) -> Vec<String> {
+    let log = PathBuf::from(required("TRAINCTL_CLUSTER_DIR")).join("logs/audit.log");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| {
+            event["objectRef"]["namespace"] == namespace && event["objectRef"]["name"] == name
+        })
+        .map(|event| {
+            format!(
+                "{} {} by {} ({}): {}",
+                event["stageTimestamp"].as_str().unwrap_or("?"),
+                event["verb"].as_str().unwrap_or("?"),
+                event["user"]["username"].as_str().unwrap_or("?"),
+                event["userAgent"].as_str().unwrap_or("?"),
+                event["responseStatus"]["code"],
+            )
+        })
+        .collect()
+}
+
 /// The leader Lease's record, if it exists.
 pub async fn lease(client: &Client) -> Option<LeaseSpec> {
     let leases: Api<Lease> = Api::namespaced(client.clone(), OPERATOR_NAMESPACE);

@@ -17,7 +17,7 @@ use kube::runtime::wait::await_condition;
 use trainctl_api::JobKind;
 use trainctl_e2e::operator::{
     History, Operator, await_leader, await_lease, await_renewal, await_running, cluster,
-    etcd_compact_everything, lease, sleeping_tfjob, within_for, worker_names,
+    etcd_compact_everything, lease, pod_deletions, sleeping_tfjob, within_for, worker_names,
 };
 use trainctl_e2e::{create_job, in_namespace, set_suspend};
 
@@ -269,12 +269,12 @@ async fn fault_two_operators_with_leader_election_one_reconciles_and_a_kill_hand
 /// kube-apiserver stopped, etcd's history compacted past every resource version handed out,
 /// kube-apiserver started: the operator (the same process, still leading) resumes its watches
 /// from a compacted resource version, gets `410 Expired`, relists, and then reconciles a job
-/// created afterwards and re-creates a pod deleted by hand.
+/// created afterwards and re-creates a pod deleted by hand, once.
 #[tokio::test]
 #[ignore = "needs the e2e control plane: scripts/e2e"]
 async fn fault_a_watch_whose_resource_version_was_compacted_relists() {
     in_namespace("compacted", |client, namespace| async move {
-        let pods = History::start::<Pod>(&client, &namespace, "pods").await;
+        let mut pods = History::start::<Pod>(&client, &namespace, "pods").await;
         let mut operator = Operator::start("fault-compacted");
         await_leader(&client, &operator, LEADER).await;
         create_job(&client, &namespace, &sleeping_tfjob("before", 2)).await;
@@ -301,13 +301,15 @@ async fn fault_a_watch_whose_resource_version_was_compacted_relists() {
             .expect("the pod")
             .uid()
             .expect("a uid");
-        // At once (no grace period): kwok's own deletion of a pod is by name, and could take
-        // the re-created pod for the old one (a kubelet deletes with the pod's uid).
+        // kwok, the node's kubelet, is stopped meanwhile: it deletes by name a pod it sees
+        // being deleted, and that late deletion could take the re-created pod (a kubelet
+        // deletes with the pod's uid). At once (no grace period): no kubelet confirms.
+        cluster("stop", "kwok").await;
         pod_api
             .delete("before-worker-0", &DeleteParams::default().grace_period(0))
             .await
             .expect("deleted");
-        within_for(
+        let recreated = within_for(
             AFTER_RESTART,
             "before-worker-0 to be re-created",
             await_condition(
@@ -320,12 +322,23 @@ async fn fault_a_watch_whose_resource_version_was_compacted_relists() {
             ),
         )
         .await
-        .expect("the watch works");
+        .expect("the watch works")
+        .and_then(|pod| pod.uid())
+        .expect("the re-created pod");
+        cluster("start", "kwok").await;
         await_running(&client, &namespace, "before", 2, AFTER_RESTART).await;
+        // The history's own watch relisted too: read it once it has seen the new pod.
+        pods.until_live(AFTER_RESTART, "before-worker-0", &recreated)
+            .await;
         let record = pods.record();
         for (name, uids) in &record.uids {
             let expected = if name == "before-worker-0" { 2 } else { 1 };
-            assert_eq!(uids.len(), expected, "{name}: {uids:?}");
+            assert_eq!(
+                uids.len(),
+                expected,
+                "{name}: {uids:?}; deleted: {:#?}",
+                pod_deletions(&namespace, name)
+            );
         }
         assert_eq!(record.live.len(), 4, "{:?}", record.live);
         operator.assert_running();

@@ -7,6 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
@@ -134,7 +135,7 @@ fn created_lines(manifests: &Manifests) -> Vec<String> {
 /// namespace, so it is given the fixture less its `namespace:` lines (the loader must read the
 /// same jobs from it, namespace aside). A v1alpha1 TFJob cannot be applied: the CRDs serve v1
 /// only, as upstream's did, and kubectl says so; its users convert it with
-/// `trainctl validate -o yaml` (README) and apply that, as here.
+/// `trainctl --kube validate -o yaml` (README) and apply that, as here.
 fn apply(path: &Path, text: &str, manifests: &Manifests, namespace: &str) -> Vec<String> {
     let source = path.display().to_string();
     let stripped = without_namespaces(text);
@@ -190,7 +191,8 @@ fn apply(path: &Path, text: &str, manifests: &Manifests, namespace: &str) -> Vec
         let trainctl = std::env::var("TRAINCTL_E2E_TRAINCTL")
             .expect("TRAINCTL_E2E_TRAINCTL: the trainctl binary (scripts/e2e sets it)");
         let converted = Command::new(trainctl)
-            .args(["validate", "-f", copy_path, "-o", "yaml"])
+            // What the API server checks, not this machine: the job is for the cluster.
+            .args(["--kube", "validate", "-f", copy_path, "-o", "yaml"])
             .output()
             .expect("trainctl validate runs");
         assert!(converted.status.success(), "{source}: {converted:?}");
@@ -220,7 +222,7 @@ fn apply(path: &Path, text: &str, manifests: &Manifests, namespace: &str) -> Vec
 /// Every seed and upstream example applied with `kubectl apply -f FILE -n NS` (see [`apply`]),
 /// in a namespace of its own: kubectl creates each object of the file, and each job gets the
 /// Created condition and each pod and service the engine renders, with the env and labels it
-/// renders. Pods that cannot run here (claims the cluster lacks, GPUs) stay Pending: they exist
+/// renders, and the HorizontalPodAutoscaler it renders (the elastic imagenet example). Pods that cannot run here (claims the cluster lacks, GPUs) stay Pending: they exist
 /// all the same. The seed that is a plain batch/v1 Job is applied too: not ours to run.
 #[tokio::test]
 #[ignore = "needs the e2e control plane: scripts/e2e"]
@@ -280,6 +282,16 @@ async fn every_seed_and_upstream_example_gets_the_pods_the_engine_renders() {
                     };
                     assert_eq!(ports(&got), ports(&want), "{source}: {}", want.name_any());
                     assert_eq!(got.metadata.labels, want.metadata.labels, "{source}");
+                }
+                if let Some(want) = want.hpa {
+                    let hpas: Api<HorizontalPodAutoscaler> =
+                        Api::namespaced(client.clone(), &namespace);
+                    let got = await_exists(hpas, &want.name_any()).await;
+                    assert_eq!(json_of(&got.spec), json_of(&want.spec), "{source}");
+                    assert_eq!(
+                        got.metadata.owner_references,
+                        want.metadata.owner_references
+                    );
                 }
             }
         })

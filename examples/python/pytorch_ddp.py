@@ -10,8 +10,8 @@ If a rank dies, the others' next all-reduce fails (gloo) and they exit non-zero;
 restartPolicy OnFailure the replicas are restarted and training starts over (no checkpoint: it is
 a few seconds of work). Without WORLD_SIZE (or WORLD_SIZE=1) it trains alone, without DDP.
 
-torch is not in examples/requirements.txt (PyPI's default torch is a multi-GB CUDA build):
-    pip install torch --index-url https://download.pytorch.org/whl/cpu
+torch is not in the examples' venv (PyPI's torch carries its CUDA libraries, about 5 GB); it has
+a venv of its own, with scikit-learn: PATH="$(scripts/python-env torch):$PATH".
 
 Environment: MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK (injected); EPOCHS (default 20).
 """
@@ -41,7 +41,10 @@ COLLECTIVE_TIMEOUT = timedelta(seconds=120)
 
 
 def log(msg):
-    print(msg, flush=True)
+    # One write per line: torch.distributed.launch and torchrun may start several processes that
+    # share the replica's output, and print() writes the text and its newline separately.
+    sys.stdout.write(msg + "\n")
+    sys.stdout.flush()
 
 
 def load_data():
@@ -53,6 +56,23 @@ def load_data():
     y = digits.target.astype("int64")
     x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.25, random_state=SEED, stratify=y)
     return (torch.from_numpy(x_train), torch.from_numpy(y_train), torch.from_numpy(x_test), torch.from_numpy(y_test))
+
+
+def train_epoch(model, sampler, loader, optimizer, loss_fn, epoch, epochs, distributed, t0):
+    """Epoch `epoch` (from 0) of `epochs` over this rank's shard; logs the mean loss over all
+    ranks' batches."""
+    sampler.set_epoch(epoch)
+    model.train()
+    total = torch.zeros(2)  # [sum of losses, number of batches]
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()  # DDP all-reduces (averages) the gradients here
+        optimizer.step()
+        total += torch.tensor([loss.item(), 1.0])
+    if distributed:
+        dist.all_reduce(total)
+    log("epoch %d/%d loss=%.4f (%.1fs)" % (epoch + 1, epochs, (total[0] / total[1]).item(), time.monotonic() - t0))
 
 
 def main():
@@ -80,18 +100,7 @@ def main():
 
     t0 = time.monotonic()
     for epoch in range(EPOCHS):
-        sampler.set_epoch(epoch)
-        model.train()
-        total = torch.zeros(2)  # [sum of losses, number of batches]
-        for x, y in loader:
-            optimizer.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()  # DDP all-reduces (averages) the gradients here
-            optimizer.step()
-            total += torch.tensor([loss.item(), 1.0])
-        if distributed:
-            dist.all_reduce(total)  # mean loss over all ranks' batches
-        log("epoch %d/%d loss=%.4f (%.1fs)" % (epoch + 1, EPOCHS, (total[0] / total[1]).item(), time.monotonic() - t0))
+        train_epoch(model, sampler, loader, optimizer, loss_fn, epoch, EPOCHS, distributed, t0)
 
     if rank == 0:
         net = model.module if distributed else model  # plain module: no collective in this forward pass

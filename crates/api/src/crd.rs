@@ -1,10 +1,10 @@
-//! CRD generation: the six CustomResourceDefinitions, derived from the Rust types.
+//! CRD generation: the seven CustomResourceDefinitions, derived from the Rust types.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
 use crate::kind::JobKind;
-use crate::{jax, mpi, paddle, pytorch, tensorflow, xgboost};
+use crate::{jax, mpi, mxnet, paddle, pytorch, tensorflow, xgboost};
 
 /// The CRD of one kind.
 #[must_use]
@@ -16,6 +16,7 @@ pub fn crd(kind: JobKind) -> CustomResourceDefinition {
         JobKind::PaddleJob => paddle::PaddleJob::crd(),
         JobKind::JAXJob => jax::JAXJob::crd(),
         JobKind::MPIJob => mpi::MPIJob::crd(),
+        JobKind::MXJob => mxnet::MXJob::crd(),
     }
 }
 

@@ -78,7 +78,7 @@ pub fn apply(job: &mut TrainingJob) {
             }
         }
         TrainingJob::Mpi(mpi) => mpi.spec.clean_pod_policy = Some(clean),
-        TrainingJob::XGBoost(_) | TrainingJob::Jax(_) => {}
+        TrainingJob::XGBoost(_) | TrainingJob::Jax(_) | TrainingJob::MXNet(_) => {}
     }
 }
 

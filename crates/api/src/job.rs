@@ -1,4 +1,4 @@
-//! [`TrainingJob`]: any of the six kinds, with the accessors every runtime needs.
+//! [`TrainingJob`]: any of the seven kinds, with the accessors every runtime needs.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Serialize, Serializer};
@@ -6,6 +6,7 @@ use serde::{Serialize, Serializer};
 use crate::jax::JAXJob;
 use crate::kind::JobKind;
 use crate::mpi::MPIJob;
+use crate::mxnet::MXJob;
 use crate::paddle::PaddleJob;
 use crate::pytorch::PyTorchJob;
 use crate::replica::ReplicaSpecs;
@@ -29,6 +30,8 @@ pub enum TrainingJob {
     Jax(JAXJob),
     /// An MPIJob.
     Mpi(MPIJob),
+    /// An MXJob.
+    MXNet(MXJob),
 }
 
 /// Applies the same expression to the inner job, whatever its kind.
@@ -41,6 +44,7 @@ macro_rules! each_kind {
             TrainingJob::Paddle($inner) => $body,
             TrainingJob::Jax($inner) => $body,
             TrainingJob::Mpi($inner) => $body,
+            TrainingJob::MXNet($inner) => $body,
         }
     };
 }
@@ -56,6 +60,7 @@ impl TrainingJob {
             TrainingJob::Paddle(_) => JobKind::PaddleJob,
             TrainingJob::Jax(_) => JobKind::JAXJob,
             TrainingJob::Mpi(_) => JobKind::MPIJob,
+            TrainingJob::MXNet(_) => JobKind::MXJob,
         }
     }
 
@@ -92,6 +97,7 @@ impl TrainingJob {
             TrainingJob::Paddle(job) => &job.spec.paddle_replica_specs,
             TrainingJob::Jax(job) => &job.spec.jax_replica_specs,
             TrainingJob::Mpi(job) => &job.spec.mpi_replica_specs,
+            TrainingJob::MXNet(job) => &job.spec.mx_replica_specs,
         }
     }
 
@@ -104,6 +110,7 @@ impl TrainingJob {
             TrainingJob::Paddle(job) => &mut job.spec.paddle_replica_specs,
             TrainingJob::Jax(job) => &mut job.spec.jax_replica_specs,
             TrainingJob::Mpi(job) => &mut job.spec.mpi_replica_specs,
+            TrainingJob::MXNet(job) => &mut job.spec.mx_replica_specs,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The six job kinds and the per-kind constants of docs/semantics.md §1 (one table, one source
+//! The seven job kinds and the per-kind constants of docs/semantics.md §1 (one table, one source
 //! of truth).
 
 use std::fmt;
@@ -21,17 +21,21 @@ pub enum JobKind {
     JAXJob,
     /// `MPIJob`: an MPI launcher driving workers (the v1 MPIJob of the training operator).
     MPIJob,
+    /// `MXJob`: Apache MXNet, parameter-server training (ps-lite) or auto-tuning, as the training
+    /// operator had it until v1.8 (v1.9 dropped it with MXNet's retirement).
+    MXJob,
 }
 
 impl JobKind {
     /// Every kind, in a stable order.
-    pub const ALL: [JobKind; 6] = [
+    pub const ALL: [JobKind; 7] = [
         JobKind::TFJob,
         JobKind::PyTorchJob,
         JobKind::XGBoostJob,
         JobKind::PaddleJob,
         JobKind::JAXJob,
         JobKind::MPIJob,
+        JobKind::MXJob,
     ];
 
     /// The `kind` string, e.g. `TFJob`.
@@ -44,6 +48,7 @@ impl JobKind {
             JobKind::PaddleJob => "PaddleJob",
             JobKind::JAXJob => "JAXJob",
             JobKind::MPIJob => "MPIJob",
+            JobKind::MXJob => "MXJob",
         }
     }
 
@@ -57,6 +62,7 @@ impl JobKind {
             JobKind::PaddleJob => "paddlejob",
             JobKind::JAXJob => "jaxjob",
             JobKind::MPIJob => "mpijob",
+            JobKind::MXJob => "mxjob",
         }
     }
 
@@ -70,6 +76,7 @@ impl JobKind {
             JobKind::PaddleJob => "paddlejobs",
             JobKind::JAXJob => "jaxjobs",
             JobKind::MPIJob => "mpijobs",
+            JobKind::MXJob => "mxjobs",
         }
     }
 
@@ -83,6 +90,7 @@ impl JobKind {
             JobKind::PaddleJob => "paddleReplicaSpecs",
             JobKind::JAXJob => "jaxReplicaSpecs",
             JobKind::MPIJob => "mpiReplicaSpecs",
+            JobKind::MXJob => "mxReplicaSpecs",
         }
     }
 
@@ -96,6 +104,7 @@ impl JobKind {
             JobKind::PaddleJob => "paddle",
             JobKind::JAXJob => "jax",
             JobKind::MPIJob => "mpi",
+            JobKind::MXJob => "mxnet",
         }
     }
 
@@ -109,6 +118,7 @@ impl JobKind {
             JobKind::PaddleJob => "paddlejob-controller",
             JobKind::JAXJob => "jaxjob-controller",
             JobKind::MPIJob => "mpijob-controller",
+            JobKind::MXJob => "mxjob-controller",
         }
     }
 
@@ -122,6 +132,7 @@ impl JobKind {
             JobKind::PaddleJob => Some("paddle"),
             JobKind::JAXJob => Some("jax"),
             JobKind::MPIJob => None,
+            JobKind::MXJob => Some("mxnet"),
         }
     }
 
@@ -156,6 +167,7 @@ impl JobKind {
             JobKind::PaddleJob => Some(("master", 36543)),
             JobKind::JAXJob => Some(("jaxjob-port", 6666)),
             JobKind::MPIJob => None,
+            JobKind::MXJob => Some(("mxjob-port", 9091)),
         }
     }
 
@@ -164,21 +176,27 @@ impl JobKind {
     pub fn default_restart_policy(self) -> RestartPolicy {
         match self {
             JobKind::PyTorchJob | JobKind::PaddleJob => RestartPolicy::OnFailure,
-            JobKind::TFJob | JobKind::XGBoostJob | JobKind::JAXJob | JobKind::MPIJob => {
-                RestartPolicy::Never
-            }
+            JobKind::TFJob
+            | JobKind::XGBoostJob
+            | JobKind::JAXJob
+            | JobKind::MPIJob
+            | JobKind::MXJob => RestartPolicy::Never,
         }
     }
 
     /// The replica types this kind accepts, in canonical spelling.
     #[must_use]
     pub fn replica_types(self) -> &'static [ReplicaType] {
-        use ReplicaType::{Chief, Evaluator, Launcher, Master, PS, Worker};
+        use ReplicaType::{
+            Chief, Evaluator, Launcher, Master, PS, Scheduler, Server, Tuner, TunerServer,
+            TunerTracker, Worker,
+        };
         match self {
             JobKind::TFJob => &[Chief, Master, PS, Worker, Evaluator],
             JobKind::PyTorchJob | JobKind::XGBoostJob | JobKind::PaddleJob => &[Master, Worker],
             JobKind::JAXJob => &[Worker],
             JobKind::MPIJob => &[Launcher, Worker],
+            JobKind::MXJob => &[Scheduler, Server, Worker, TunerTracker, TunerServer, Tuner],
         }
     }
 
@@ -213,8 +231,8 @@ impl fmt::Display for UnknownKind {
         }
         write!(
             f,
-            ": expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (kubectl \
-             spellings such as `tfjob` and `tfjobs` work too)"
+            ": expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob \
+             (kubectl spellings such as `tfjob` and `tfjobs` work too)"
         )
     }
 }
@@ -262,8 +280,8 @@ mod tests {
         assert_eq!(
             message("tfjbs"),
             "unknown job kind `tfjbs` (did you mean `tfjobs`?): expected one of TFJob, \
-             PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (kubectl spellings such as \
-             `tfjob` and `tfjobs` work too)"
+             PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob (kubectl spellings such \
+             as `tfjob` and `tfjobs` work too)"
         );
         assert!(message("PytorchJbo").contains("(did you mean `pytorchjob`?)"));
         assert!(message("mpijbos.kubeflow.org").contains("(did you mean `mpijobs`?)"));
@@ -280,6 +298,8 @@ mod tests {
             );
         }
         assert_eq!("mpijobs".parse::<JobKind>(), Ok(JobKind::MPIJob));
+        assert_eq!("mxjob".parse::<JobKind>(), Ok(JobKind::MXJob));
+        assert_eq!("MXJobs".parse::<JobKind>(), Ok(JobKind::MXJob));
         assert!("job".parse::<JobKind>().is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The `kubeflow.org/v1` training job API.
 //!
-//! Types for the six job kinds (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob), manifest
+//! Types for the seven job kinds (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob),
+//! manifest
 //! loading with `FILE:LINE:COL` errors, the legacy `v1alpha1` TFJob conversion, defaulting and
 //! validation with field paths, label selectors, and CRD generation. No client, no async: every runtime builds on this.
 
@@ -22,6 +23,7 @@ pub mod validation;
 
 pub mod jax;
 pub mod mpi;
+pub mod mxnet;
 pub mod paddle;
 pub mod pytorch;
 pub mod quantity;

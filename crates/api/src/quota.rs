@@ -114,6 +114,12 @@ impl Usage {
         self.0.get(&resource).copied().unwrap_or(0)
     }
 
+    /// Whether it counts nothing: no resource, or none above zero.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.values().all(|&amount| amount == 0)
+    }
+
     /// Adds `other`, resource by resource.
     pub fn add(&mut self, other: &Usage) {
         for (&resource, &amount) in &other.0 {

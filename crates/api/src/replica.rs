@@ -22,25 +22,40 @@ pub enum ReplicaType {
     Master,
     /// TF parameter server.
     PS,
+    /// MXNet `Scheduler`: ps-lite's rendezvous (`DMLC_PS_ROOT_URI`); decides an MXJob's success.
+    Scheduler,
+    /// MXNet parameter `Server`.
+    Server,
     /// A worker.
     Worker,
     /// TF evaluator (never decides success).
     Evaluator,
     /// MPI launcher (runs `mpirun`).
     Launcher,
+    /// MXNet `TunerTracker`: the auto-tuning tracker that hands tuning tasks to tuner servers.
+    TunerTracker,
+    /// MXNet `TunerServer`: runs the tuning tasks the tracker hands it.
+    TunerServer,
+    /// MXNet `Tuner`: drives auto-tuning; decides an `MXTune` job's success.
+    Tuner,
     /// A key that names no known replica type, as written.
     Other(String),
 }
 
 impl ReplicaType {
     /// The known replica types, in canonical spelling.
-    pub const KNOWN: [ReplicaType; 6] = [
+    pub const KNOWN: [ReplicaType; 11] = [
         ReplicaType::Chief,
         ReplicaType::Master,
         ReplicaType::PS,
+        ReplicaType::Scheduler,
+        ReplicaType::Server,
         ReplicaType::Worker,
         ReplicaType::Evaluator,
         ReplicaType::Launcher,
+        ReplicaType::TunerTracker,
+        ReplicaType::TunerServer,
+        ReplicaType::Tuner,
     ];
 
     /// The canonical spelling (`PS`, `Worker`), or the key as written for [`ReplicaType::Other`].
@@ -50,9 +65,14 @@ impl ReplicaType {
             ReplicaType::Chief => "Chief",
             ReplicaType::Master => "Master",
             ReplicaType::PS => "PS",
+            ReplicaType::Scheduler => "Scheduler",
+            ReplicaType::Server => "Server",
             ReplicaType::Worker => "Worker",
             ReplicaType::Evaluator => "Evaluator",
             ReplicaType::Launcher => "Launcher",
+            ReplicaType::TunerTracker => "TunerTracker",
+            ReplicaType::TunerServer => "TunerServer",
+            ReplicaType::Tuner => "Tuner",
             ReplicaType::Other(name) => name,
         }
     }
@@ -240,6 +260,11 @@ mod tests {
         assert_eq!(ReplicaType::parse("ps"), ReplicaType::PS);
         assert_eq!(ReplicaType::parse("WORKER"), ReplicaType::Worker);
         assert_eq!(ReplicaType::parse("chief"), ReplicaType::Chief);
+        assert_eq!(
+            ReplicaType::parse("tunertracker"),
+            ReplicaType::TunerTracker
+        );
+        assert_eq!(ReplicaType::parse("SCHEDULER"), ReplicaType::Scheduler);
         assert_eq!(ReplicaType::parse("Foo"), ReplicaType::Other("Foo".into()));
     }
 

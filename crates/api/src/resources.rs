@@ -68,6 +68,39 @@ impl ReplicaNeeds {
     }
 }
 
+/// A container's CPU and memory limits (`limits.cpu`, `limits.memory`), in millicores and
+/// bytes: what the kubelet enforces in its cgroup.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContainerLimits {
+    /// `limits.cpu` in millicores.
+    pub cpu_millis: Option<u64>,
+    /// `limits.memory` in bytes.
+    pub memory_bytes: Option<u64>,
+}
+
+impl ContainerLimits {
+    /// The limits of `container`.
+    pub fn of(container: &Container) -> Result<Self, InvalidResource> {
+        let limits = container.resources.as_ref().and_then(|r| r.limits.as_ref());
+        let read = |resource: &str, read: fn(&Quantity) -> Result<u64, InvalidQuantity>| {
+            limits
+                .and_then(|limits| limits.get(resource))
+                .map(|quantity| {
+                    read(quantity).map_err(|problem| InvalidResource {
+                        container: container.name.clone(),
+                        field: format!("limits.{resource}"),
+                        problem,
+                    })
+                })
+                .transpose()
+        };
+        Ok(ContainerLimits {
+            cpu_millis: read("cpu", quantity::to_millis)?,
+            memory_bytes: read("memory", quantity::to_units)?,
+        })
+    }
+}
+
 /// A container's `(millicores, bytes, GPUs)`.
 fn container_needs(container: &Container) -> Result<(u64, u64, u32), InvalidResource> {
     let resources = container.resources.as_ref();
@@ -120,12 +153,17 @@ fn container_needs(container: &Container) -> Result<(u64, u64, u32), InvalidReso
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use k8s_openapi::api::core::v1::ResourceRequirements;
 
     use super::*;
 
-    fn container(name: &str, requests: &[(&str, &str)], limits: &[(&str, &str)]) -> Container {
+    /// A container `name` with these `requests` and `limits` (resource, quantity).
+    pub(crate) fn container(
+        name: &str,
+        requests: &[(&str, &str)],
+        limits: &[(&str, &str)],
+    ) -> Container {
         let map = |pairs: &[(&str, &str)]| {
             Some(
                 pairs

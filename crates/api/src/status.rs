@@ -183,6 +183,15 @@ impl JobStatus {
         Some(why.strip_suffix('.').unwrap_or(why))
     }
 
+    /// The message of the `Failed` condition of a job that failed, without its final period.
+    #[must_use]
+    pub fn failure_message(&self) -> Option<&str> {
+        let failed = self
+            .condition(JobConditionType::Failed)
+            .filter(|condition| condition.status == ConditionStatus::True)?;
+        Some(failed.message.trim_end_matches('.')).filter(|message| !message.is_empty())
+    }
+
     /// Whether a condition of the given type is `True`.
     #[must_use]
     pub fn is_true(&self, type_: JobConditionType) -> bool {

@@ -14,7 +14,9 @@ use crate::run_policy::{MANAGED_BY_MULTIKUEUE, MANAGED_BY_TRAINING_OPERATOR};
 
 mod issue;
 mod labels;
+mod mxnet;
 mod names;
+mod resources;
 mod sizes;
 mod volumes;
 
@@ -59,6 +61,7 @@ pub fn validate(job: &TrainingJob) -> Vec<Issue> {
             }
         }
         TrainingJob::Jax(_) => {}
+        TrainingJob::MXNet(mxnet) => mxnet::validate_mxnet(job, &mxnet.spec, &mut issues),
         TrainingJob::Mpi(mpi) => {
             validate_mpi_launcher(job, &mut issues);
             if let Some(slots) = mpi.spec.slots_per_worker
@@ -214,6 +217,7 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
             ));
         }
         validate_expansion(container, &container_path, issues);
+        resources::validate_resources(container, &container_path, issues);
         if let Some(pod) = spec.template.spec.as_ref() {
             volumes::validate_mounts(pod, container, &container_path, issues);
         }
@@ -234,6 +238,10 @@ fn validate_template(kind: JobKind, spec: &ReplicaSpec, path: &FieldPath, issues
     }
     if let Some(pod) = spec.template.spec.as_ref() {
         volumes::validate_volumes(pod, &pod_path, issues);
+        for (i, init) in pod.init_containers.iter().flatten().enumerate() {
+            let init_path = pod_path.field("initContainers").index(i);
+            resources::validate_resources(init, &init_path, issues);
+        }
     }
     // An unnamed container is reported above; naming it may be the fix.
     let all_named = containers.iter().all(|c| !c.name.is_empty());

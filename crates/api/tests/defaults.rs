@@ -263,6 +263,7 @@ fn defaulting_is_idempotent() {
         "seeds/ps-mode-tfjob.yaml",
         "upstream/pytorch-elastic-imagenet-imagenet.yaml",
         "upstream/mpi-tensorflow-mnist.yaml",
+        "upstream/mxnet-tune-mx_job_tune_gpu_v1.yaml",
     ] {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/fixtures")
@@ -277,4 +278,38 @@ fn defaulting_is_idempotent() {
             "{path}"
         );
     }
+}
+
+#[test]
+fn mxnet_defaults_as_upstream_had_them() {
+    let yaml = "apiVersion: kubeflow.org/v1\nkind: MXJob\nmetadata: {name: j}\nspec:\n  \
+                jobMode: MXTune\n  mxReplicaSpecs:\n    tunertracker:\n      template: {spec: \
+                {containers: [{name: mxnet, image: img}, {name: side, image: img}]}}\n    \
+                Tuner:\n      replicas: 2\n      restartPolicy: OnFailure\n      template: \
+                {spec: {containers: [{name: mxnet, image: img, ports: [{name: mxjob-port, \
+                containerPort: 9000}]}]}}\n";
+    let job = defaulted(yaml);
+    let specs = &job["spec"]["mxReplicaSpecs"];
+    let tracker = &specs["TunerTracker"];
+    assert_eq!(tracker["replicas"], 1);
+    assert_eq!(tracker["restartPolicy"], "Never");
+    assert_eq!(
+        tracker["template"]["spec"]["containers"],
+        json!([
+            {"name": "mxnet", "image": "img", "ports": [{"name": "mxjob-port", "containerPort": 9091}]},
+            {"name": "side", "image": "img"},
+        ])
+    );
+    let tuner = &specs["Tuner"];
+    assert_eq!(tuner["replicas"], 2);
+    assert_eq!(tuner["restartPolicy"], "OnFailure");
+    assert_eq!(
+        tuner["template"]["spec"]["containers"][0]["ports"],
+        json!([{"name": "mxjob-port", "containerPort": 9000}])
+    );
+    assert_eq!(job["spec"]["jobMode"], "MXTune");
+    assert_eq!(
+        job["spec"]["runPolicy"],
+        json!({"cleanPodPolicy": "None", "suspend": false})
+    );
 }

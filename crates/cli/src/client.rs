@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::ResourceQuota;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
-use trainctl_server_api::{Deleted, ErrorBody, Items, JobView, LoginCode, Submitted};
+use trainctl_server_api::{Deleted, ErrorBody, Items, JobSummary, JobView, LoginCode, Submitted};
 use ureq::http::Response;
 use ureq::{Agent, RequestBuilder, Timeout};
 
@@ -231,13 +231,15 @@ impl Client {
 
     /// `POST /api/v1/jobs`: submits a manifest; the claims bound, the quotas applied and the
     /// jobs as recorded. `source` names the file in the server's messages; `namespace` is `-n`;
-    /// `volumes` are the claims to bind first, `[NAMESPACE/]CLAIM=PATH` each.
+    /// `volumes` are the claims to bind first, `[NAMESPACE/]CLAIM=PATH` each; `on_finish` a
+    /// command for the server to run when each job finishes.
     pub fn submit(
         &self,
         manifest: &[u8],
         source: &str,
         namespace: Option<&str>,
         volumes: &[String],
+        on_finish: Option<&str>,
     ) -> Result<Submitted, ClientError> {
         let url = format!("{}/api/v1/jobs", self.url);
         let mut request = self
@@ -248,6 +250,9 @@ impl Client {
         }
         for volume in volumes {
             request = request.query("volume", volume);
+        }
+        if let Some(command) = on_finish {
+            request = request.query("onFinish", command);
         }
         let response = request.content_type("application/yaml").send(manifest);
         self.answer("submit the manifest", response, self.answer_timeout)
@@ -274,6 +279,16 @@ impl Client {
         };
         let response = self.bounded(self.agent.post(&url), wait).send_empty();
         self.answer(&format!("{verb} {}", job.name), response, wait)
+    }
+
+    /// Every job in one line, as the dashboard's Jobs page lists them: with each queued job's
+    /// place in the queue and why it waits.
+    pub fn job_summaries(&self) -> Result<Vec<JobSummary>, ClientError> {
+        let url = format!("{}/api/v1/job-summaries", self.url);
+        let request = self.bounded(self.agent.get(&url), self.answer_timeout);
+        let listed: Items<JobSummary> =
+            self.answer("list the jobs", request.call(), self.answer_timeout)?;
+        Ok(listed.items)
     }
 
     /// The ResourceQuotas of `namespace` (every namespace when `None`), with what each

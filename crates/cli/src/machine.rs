@@ -75,7 +75,7 @@ pub fn capacity_overrides(args: &CapacityArgs) -> anyhow::Result<CapacityOverrid
 }
 
 /// This machine's name, as `spec.nodeName` reports it.
-fn node_name() -> String {
+pub fn node_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .ok()

@@ -110,7 +110,7 @@ impl Selection {
             let named: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
             eprintln!(
                 "{}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, \
-                 PaddleJob, JAXJob or MPIJob)",
+                 PaddleJob, JAXJob, MPIJob or MXJob)",
                 named.join(", ")
             );
             return Err(ExitCode::from(EXIT_INVALID));

@@ -1,6 +1,7 @@
-//! The API behind the dashboard, on a real server: every job in one line, the machine, a job's
-//! curves from its event files, the event streams that carry each of them live, the token they
-//! all need, and `trainctl dashboard`.
+//! The API behind the dashboard, on a real server: every job in one line (a crash-looping one
+//! saying so, its alike events counted as one), the machine, a job's curves from its event files,
+//! the event streams that carry each of them live, the token they all need, and `trainctl
+//! dashboard`.
 
 use std::time::Duration;
 
@@ -81,6 +82,68 @@ fn each_job_is_one_line_with_its_replicas_queue_place_and_reason() {
     assert_eq!(machine["queue"][0]["name"], "second");
     assert_eq!(machine["queue"][0]["plural"], "tfjobs");
     assert_eq!(machine["queue"][0]["reason"], second["waiting"]);
+}
+
+#[test]
+fn a_crash_looping_job_says_so_in_its_line_and_its_alike_events_are_one_counted() {
+    let server = Server::start(&[
+        "--restart-backoff",
+        "200ms",
+        "--restart-backoff-max",
+        "200ms",
+    ]);
+    submit(
+        &server,
+        &tfjob(
+            "looping",
+            "",
+            &[Replicas::workers(1, "exit 3").policy("OnFailure")],
+        ),
+    );
+    let exits = |view: &Value| -> Vec<Value> {
+        view["events"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .filter(|event| event["reason"] == "ExitedWithCode")
+            .cloned()
+            .collect()
+    };
+    let view = server.wait_for("looping", "three exits", |view| {
+        exits(view)
+            .iter()
+            .any(|event| event["count"].as_u64().is_some_and(|count| count >= 3))
+    });
+    let [exited] = exits(&view).try_into().expect("one ExitedWithCode event");
+    assert_eq!(
+        (&exited["type"], &exited["message"]),
+        (
+            &Value::from("Normal"),
+            &Value::from("Pod: default.looping-worker-0 exited with code 3")
+        ),
+        "{view}"
+    );
+    let time = |field: &str| -> jiff::Timestamp {
+        exited[field]
+            .as_str()
+            .and_then(|time| time.parse().ok())
+            .unwrap_or_else(|| panic!("{field} in {exited}"))
+    };
+    assert!(time("firstTimestamp") < time("time"), "{exited}");
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let items = summaries(&server);
+        let looping = named(&items, "looping");
+        if looping["reason"] == "CrashLoopBackOff" {
+            assert_eq!(looping["state"], "Running", "{looping}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never CrashLoopBackOff: {looping}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

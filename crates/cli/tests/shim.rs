@@ -29,6 +29,7 @@ fn launch(dir: &Path, name: &str, script: &str) -> Launch {
         log_limit: LogLimit::DEFAULT,
         prefix: name.into(),
         mounts: None,
+        limits: trainctl_local::process::cgroup::Limits::default(),
     }
 }
 
@@ -41,6 +42,7 @@ fn exit_code(started: StartedProcess) -> i32 {
         .recv_timeout(Duration::from_secs(10))
         .expect("the exit code arrives within 10 s")
         .expect("the exit code is delivered")
+        .code
 }
 
 #[test]
@@ -67,7 +69,10 @@ fn every_replica_s_exit_code_reaches_the_server_and_its_exit_file() {
     for (code, started) in started {
         assert_eq!(exit_code(started), code);
         let file = shim::exit_file(&dir.path().join(format!("worker-{code}.log")));
-        assert_eq!(shim::recorded_exit_code(&file), Some(code));
+        assert_eq!(
+            shim::recorded_exit(&file).map(|ended| ended.code),
+            Some(code)
+        );
     }
 }
 

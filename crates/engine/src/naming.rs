@@ -97,7 +97,7 @@ pub fn replica_index(replica_type: &ReplicaType, labels: &BTreeMap<String, Strin
 /// Whether a replica plays the master role (docs/semantics.md §3).
 ///
 /// TF: Chief or Master, else worker 0. PyTorch: Master, else worker 0. XGBoost and Paddle: Master.
-/// JAX: index 0. MPI: the launcher.
+/// JAX: index 0. MPI: the launcher. MXNet: every Server (upstream's choice, kept).
 #[must_use]
 pub fn is_master_role(
     kind: JobKind,
@@ -124,6 +124,7 @@ pub fn is_master_role(
         JobKind::XGBoostJob | JobKind::PaddleJob => *replica_type == ReplicaType::Master,
         JobKind::JAXJob => index == 0,
         JobKind::MPIJob => *replica_type == ReplicaType::Launcher,
+        JobKind::MXJob => *replica_type == ReplicaType::Server,
     }
 }
 
@@ -229,8 +230,10 @@ spec:
 
     #[test]
     fn master_role_per_kind() {
-        use JobKind::{JAXJob, MPIJob, PaddleJob, PyTorchJob, TFJob, XGBoostJob};
-        use ReplicaType::{Chief, Evaluator, Launcher, Master, PS, Worker};
+        use JobKind::{JAXJob, MPIJob, MXJob, PaddleJob, PyTorchJob, TFJob, XGBoostJob};
+        use ReplicaType::{
+            Chief, Evaluator, Launcher, Master, PS, Scheduler, Server, Tuner, Worker,
+        };
         let specs = |types: &[ReplicaType]| -> ReplicaSpecs {
             types
                 .iter()
@@ -256,6 +259,11 @@ spec:
             (JAXJob, &[Worker], Worker, 1, false),
             (MPIJob, &[Launcher, Worker], Launcher, 0, true),
             (MPIJob, &[Launcher, Worker], Worker, 0, false),
+            (MXJob, &[Scheduler, Server, Worker], Server, 0, true),
+            (MXJob, &[Scheduler, Server, Worker], Server, 1, true),
+            (MXJob, &[Scheduler, Server, Worker], Scheduler, 0, false),
+            (MXJob, &[Scheduler, Server, Worker], Worker, 0, false),
+            (MXJob, &[Tuner], Tuner, 0, false),
         ];
         for (kind, types, replica_type, index, expected) in cases {
             assert_eq!(

@@ -18,12 +18,14 @@
 //!   "state": "Failed",
 //!   "reason": "TFJobFailed",
 //!   "message": "TFJob default/mnist has failed because 1 Worker replica(s) failed.",
+//!   "cause": "worker-1 exited with code 1",
 //!   "logTail": {"worker-1": ["Traceback (most recent call last):", "..."]}
 //! }
 //! ```
 //!
 //! `job` is the job as `trainctl get NAME -o json` prints it; `state` is `Succeeded` or `Failed`;
-//! `reason` and `message` are those of the job's final condition; `logTail` has, for a failed
+//! `reason` and `message` are those of the job's final condition; `cause`, for a failed job,
+//! says which replica failed and how, as `trainctl get -o wide` does; `logTail` has, for a failed
 //! job, the last [`TAIL_LINES`] lines of the log of each replica that failed by itself (none for
 //! a job failed by its deadline, whose replicas were stopped), and is empty for a job that
 //! succeeded.
@@ -41,7 +43,7 @@ mod text;
 mod webhook;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -53,6 +55,22 @@ use trainctl_api::{JobConditionType, TrainingJob};
 pub use self::hook::{HookFailure, HookGroup};
 pub use self::tail::{MAX_LINE_BYTES, TAIL_LINES};
 pub use self::webhook::{ATTEMPTS, FIRST_BACKOFF, TRY_TIMEOUT, Undelivered};
+
+/// The file, in a job's log directory, of the command to run when that job finishes
+/// (`trainctl submit --on-finish`), beside the server's own.
+const JOB_COMMAND_FILE: &str = "on-finish";
+
+/// Keeps `command` as the one to run when the job whose logs go to `logs_dir` finishes.
+pub fn keep_job_command(logs_dir: &Path, command: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(logs_dir)?;
+    crate::state_dir::write_private(&logs_dir.join(JOB_COMMAND_FILE), command.as_bytes())
+}
+
+/// The command to run when the job whose logs go to `logs_dir` finishes, if it was given one.
+#[must_use]
+pub fn job_command(logs_dir: &Path) -> Option<String> {
+    std::fs::read_to_string(logs_dir.join(JOB_COMMAND_FILE)).ok()
+}
 
 /// The default of `--notify-timeout`: the longest the command may run, and the time within
 /// which each webhook is tried.
@@ -119,6 +137,10 @@ pub struct Notification {
     pub reason: String,
     /// The message of its final condition.
     pub message: String,
+    /// Why a failed job failed, in a few words (`worker-1 OOMKilled (exit code 137)`), as
+    /// `trainctl get -o wide` says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     /// The last lines of each replica that failed by itself, by replica (`worker-1`).
     pub log_tail: BTreeMap<String, Vec<String>>,
 }
@@ -137,6 +159,7 @@ impl Notification {
             message: condition.map(|c| c.message.clone()).unwrap_or_default(),
             job,
             state,
+            cause: None,
             log_tail: BTreeMap::new(),
         }
     }

@@ -44,7 +44,8 @@ fn help_documents_every_flag_with_its_default() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     for expected in [
         "--enable-scheme <KIND>",
-        "[default: every kind]",
+        "[default: every",
+        "kind, MXJob only where its CRD is installed]",
         "--namespace <NS>",
         "[default: every namespace]",
         "--gang-scheduler-name <NAME>",

@@ -27,6 +27,11 @@ pub struct JobView {
     pub state: Word,
     /// Why a queued job waits, in plain words.
     pub waiting: Option<String>,
+    /// Why a failed job failed, in a few words (`worker-0 OOMKilled (exit code 137)`).
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// [`JobSummary::reason`].
+    pub reason: Option<String>,
     /// When the job was submitted.
     #[schemars(schema_with = "words::time_schema")]
     pub created: Timestamp,
@@ -78,6 +83,9 @@ pub struct ReplicaView {
     pub restarts: i32,
     /// The last exit code.
     pub exit_code: Option<i32>,
+    /// Why it ended, when the kernel said (`OOMKilled`).
+    #[serde(default)]
+    pub reason: Option<String>,
     /// When its process last started.
     #[schemars(schema_with = "words::optional_time_schema")]
     pub started: Option<Timestamp>,
@@ -86,12 +94,19 @@ pub struct ReplicaView {
     pub finished: Option<Timestamp>,
 }
 
-/// One event of a [`JobView`].
+/// One event of a [`JobView`]: alike events are one, counted, as Kubernetes counts them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EventView {
-    /// When it happened.
+    /// When it (last) happened: Kubernetes' `lastTimestamp`.
     #[schemars(schema_with = "words::time_schema")]
     pub time: Timestamp,
+    /// When it first happened (Kubernetes' `firstTimestamp`): `time`, for an event that
+    /// happened once.
+    #[serde(rename = "firstTimestamp")]
+    #[schemars(schema_with = "words::time_schema")]
+    pub first_timestamp: Timestamp,
+    /// How many times it happened (Kubernetes' `count`).
+    pub count: u32,
     /// `Normal` or `Warning`.
     #[serde(rename = "type")]
     pub type_: String,
@@ -125,6 +140,13 @@ pub struct JobSummary {
     pub state: Word,
     /// Why a queued job waits, in plain words.
     pub waiting: Option<String>,
+    /// Why a failed job failed, as [`JobView`] says it.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// Why a job that runs does not get on, as `trainctl get -o wide`'s REASON says it:
+    /// `CrashLoopBackOff` when each of its replicas that has not ended waits out a restart
+    /// back-off.
+    pub reason: Option<String>,
     /// Its place in the server's queue, 1 being the next to be admitted.
     pub queue_position: Option<u32>,
     /// Replicas whose process runs.

@@ -199,7 +199,8 @@ mod tests {
                 "XGBoostJob",
                 "PaddleJob",
                 "JAXJob",
-                "MPIJob"
+                "MPIJob",
+                "MXJob"
             ]))
         );
     }

@@ -23,7 +23,7 @@ use trainctl_dashboard::auth::{LoginCodes, require_token};
 use trainctl_local::claims::VolumeBinding;
 use trainctl_server_api::Items;
 
-use crate::supervisor::Supervisor;
+use crate::supervisor::{SubmitOptions, Supervisor};
 use errors::{error, failed};
 use shared::{Api, query_namespace};
 
@@ -89,6 +89,9 @@ async fn openapi() -> Response {
 struct SubmitQuery {
     namespace: Option<String>,
     source: Option<String>,
+    /// A command to run when each of the jobs finishes (`submit --on-finish`).
+    #[serde(rename = "onFinish")]
+    on_finish: Option<String>,
 }
 
 async fn submit(
@@ -120,7 +123,12 @@ async fn submit(
         return error(StatusCode::BAD_REQUEST, "the manifest is invalid", &details);
     };
     let supervisor = Arc::clone(&api.supervisor);
-    match supervisor.submit(text, source, query.namespace.as_deref(), &volumes) {
+    let options = SubmitOptions {
+        namespace: query.namespace.as_deref(),
+        volumes: &volumes,
+        on_finish: query.on_finish.as_deref(),
+    };
+    match supervisor.submit(text, source, &options) {
         Ok(submitted) => (StatusCode::CREATED, Json(submitted)).into_response(),
         Err(failure) => failed(&failure),
     }

@@ -11,8 +11,12 @@
 //!
 //! A restart is seen in the job's events, as its run records them: an exit (`ExitedWithCode`)
 //! followed by the kubelet's back-off (`BackOff`, a restart in place) or by the engine's
-//! `<Kind>Restarting` (the pod created again). The server reads the new events of every admitted
+//! `<Kind>Restarting` (the pod created again). The server reads the events of every admitted
 //! job every [`READ_EVERY`], and once more when its run ends, before it says how it finished.
+//! The store keeps alike events as one series with a count: what is new is how much each
+//! series' count grew since the last read. A series of combined events
+//! (`trainctl_local::store::COMBINED`) names only the latest of their pods: the restarts it adds
+//! are that pod's.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
@@ -22,7 +26,7 @@ use jiff::Timestamp;
 use trainctl_api::{JobConditionType, TrainingJob};
 use trainctl_local::kubelet::admission::Amounts;
 use trainctl_local::runner::ResourceHold;
-use trainctl_local::store::{EventRecord, Store};
+use trainctl_local::store::{COMBINED, EventRecord, Store};
 
 use crate::queue::Admitted;
 
@@ -172,8 +176,8 @@ pub struct Restarts {
     job_name: String,
     /// Events before this time belong to an earlier run.
     since: Timestamp,
-    /// How many of the job's events were read.
-    read: usize,
+    /// How many occurrences of each series of the job's events were read.
+    read: HashMap<Series, u32>,
     /// Restarts so far, by pod name.
     counts: HashMap<String, i32>,
     /// Exits not followed by a restart yet, by pod name.
@@ -194,30 +198,35 @@ impl Restarts {
             label,
             job_name,
             since,
-            read: 0,
+            read: HashMap::new(),
             counts,
             exits: BTreeMap::new(),
         }
     }
 
-    /// The restarts that the job's `events` (all of them, oldest first) show beyond those read
-    /// before.
+    /// The restarts that the job's `events` (all of them, as the store gives them) show beyond
+    /// those read before.
     pub fn read(&mut self, events: &[EventRecord]) -> Vec<Restart> {
-        let fresh = events.get(self.read..).unwrap_or_default();
-        self.read = events.len();
         let mut restarts = Vec::new();
-        for event in fresh {
-            if event.time < self.since {
+        for event in events {
+            let fresh = self.fresh(event);
+            if fresh == 0 {
                 continue;
             }
+            let message = event
+                .message
+                .strip_prefix(COMBINED)
+                .unwrap_or(&event.message);
             if event.reason == "ExitedWithCode" {
-                if let Some((pod, code)) = exited(&event.message) {
+                if let Some((pod, code)) = exited(message) {
                     self.exits.insert(pod.to_owned(), code);
                 }
             } else if event.reason == "BackOff" {
-                if let Some(pod) = event.message.rsplit_once(" of pod ").map(|(_, pod)| pod) {
+                if let Some(pod) = message.rsplit_once(" of pod ").map(|(_, pod)| pod) {
                     let code = self.exits.remove(pod);
-                    restarts.push(self.restarted(pod, code));
+                    for _ in 0..fresh {
+                        restarts.push(self.restarted(pod, code));
+                    }
                 }
             } else if event.reason.ends_with("Restarting") {
                 let exits = std::mem::take(&mut self.exits);
@@ -227,6 +236,21 @@ impl Restarts {
             }
         }
         restarts
+    }
+
+    /// How many occurrences of `event`'s series are new since the last read. Those of a series
+    /// first read are new from `since` on: none when it was last seen before, all when it was
+    /// first seen after, else the last one.
+    fn fresh(&mut self, event: &EventRecord) -> u32 {
+        let key = Series::of(event);
+        let read = match self.read.get(&key) {
+            Some(&read) => read,
+            None if event.time < self.since => event.count,
+            None if event.first_time >= self.since => 0,
+            None => event.count.saturating_sub(1),
+        };
+        self.read.insert(key, event.count);
+        event.count.saturating_sub(read)
     }
 
     fn restarted(&mut self, pod: &str, exit_code: Option<i32>) -> Restart {
@@ -240,6 +264,28 @@ impl Restarts {
             replica: replica.to_owned(),
             exit_code,
             restarts: *count,
+        }
+    }
+}
+
+/// What tells a series of events from the others of its job: the combined events of a group
+/// are one series whatever their latest message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Series {
+    type_: String,
+    reason: String,
+    object: Option<String>,
+    /// The message; `None` for the combined series.
+    message: Option<String>,
+}
+
+impl Series {
+    fn of(event: &EventRecord) -> Series {
+        Series {
+            type_: event.type_.clone(),
+            reason: event.reason.clone(),
+            object: event.object.clone(),
+            message: (!event.message.starts_with(COMBINED)).then(|| event.message.clone()),
         }
     }
 }
@@ -354,139 +400,4 @@ fn say_restart(label: &str, restart: &Restart) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn event(reason: &str, message: &str) -> EventRecord {
-        EventRecord {
-            time: Timestamp::UNIX_EPOCH,
-            type_: "Normal".to_owned(),
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-            object: None,
-        }
-    }
-
-    fn restarts() -> Restarts {
-        Restarts::new(
-            "tfjob/default/mnist".to_owned(),
-            "mnist".to_owned(),
-            Timestamp::UNIX_EPOCH,
-            HashMap::new(),
-        )
-    }
-
-    #[test]
-    fn an_exit_then_a_back_off_is_a_restart_in_place() {
-        let mut restarts = restarts();
-        let events = [
-            event("SuccessfulCreatePod", "Created pod: mnist-worker-0"),
-            event(
-                "ExitedWithCode",
-                "Pod: default.mnist-worker-0 exited with code 3",
-            ),
-            event(
-                "BackOff",
-                "Back-off 10s restarting failed container of pod mnist-worker-0",
-            ),
-        ];
-        assert_eq!(
-            restarts.read(&events),
-            [Restart {
-                replica: "worker-0".to_owned(),
-                exit_code: Some(3),
-                restarts: 1
-            }]
-        );
-        assert_eq!(restarts.read(&events), [], "read once");
-        let mut more = events.to_vec();
-        more.push(event(
-            "ExitedWithCode",
-            "Pod: default.mnist-worker-0 exited with code 137",
-        ));
-        more.push(event(
-            "BackOff",
-            "Back-off 20s restarting failed container of pod mnist-worker-0",
-        ));
-        assert_eq!(
-            restarts.read(&more),
-            [Restart {
-                replica: "worker-0".to_owned(),
-                exit_code: Some(137),
-                restarts: 2
-            }]
-        );
-    }
-
-    #[test]
-    fn exits_then_the_engines_restarting_are_restarts_of_the_pods_that_failed() {
-        let mut restarts = restarts();
-        let events = [
-            event(
-                "ExitedWithCode",
-                "Pod: default.mnist-worker-0 exited with code 0",
-            ),
-            event(
-                "ExitedWithCode",
-                "Pod: default.mnist-worker-1 exited with code 130",
-            ),
-            event(
-                "TFJobRestarting",
-                "TFJob mnist is restarting because 1 Worker replica(s) failed.",
-            ),
-        ];
-        assert_eq!(
-            restarts.read(&events),
-            [Restart {
-                replica: "worker-1".to_owned(),
-                exit_code: Some(130),
-                restarts: 1
-            }]
-        );
-    }
-
-    #[test]
-    fn a_final_exit_is_no_restart_and_earlier_runs_do_not_count() {
-        let mut restarts = restarts();
-        restarts.since = Timestamp::from_second(10).expect("time");
-        let mut old = event(
-            "BackOff",
-            "Back-off 10s restarting failed container of pod mnist-worker-0",
-        );
-        old.time = Timestamp::from_second(5).expect("time");
-        let mut last = event(
-            "ExitedWithCode",
-            "Pod: default.mnist-worker-0 exited with code 0",
-        );
-        last.time = Timestamp::from_second(11).expect("time");
-        assert_eq!(restarts.read(&[old, last]), []);
-    }
-
-    #[test]
-    fn a_job_taken_over_counts_on_from_the_restarts_on_record() {
-        let mut restarts = Restarts::new(
-            "tfjob/default/mnist".to_owned(),
-            "mnist".to_owned(),
-            Timestamp::UNIX_EPOCH,
-            HashMap::from([("mnist-worker-0".to_owned(), 2)]),
-        );
-        let events = [event(
-            "BackOff",
-            "Back-off 40s restarting failed container of pod mnist-worker-0",
-        )];
-        assert_eq!(
-            restarts.read(&events),
-            [Restart {
-                replica: "worker-0".to_owned(),
-                exit_code: None,
-                restarts: 3
-            }]
-        );
-    }
-
-    #[test]
-    fn durations_in_words() {
-        assert_eq!(seconds(Duration::from_millis(300)), "0.3s");
-        assert_eq!(seconds(Duration::from_secs(125)), "2m5s");
-    }
-}
+mod tests;

@@ -68,8 +68,8 @@ pub fn document() -> Value {
                         "400": error("The namespace is not a DNS-1123 label, or the kind is no kind") })),
                     json!({ "parameters": [namespace("query", "Only this namespace"), { "name": "kind", "in": "query", "required": false,
                         "description": "Only this kind: its name or its plural, in any case (kubectl's spellings)",
-                        "schema": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob",
-                            "tfjobs", "pytorchjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs"] } }] }))
+                        "schema": { "type": "string", "enum": ["TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob", "MXJob",
+                            "tfjobs", "pytorchjobs", "xgboostjobs", "paddlejobs", "jaxjobs", "mpijobs", "mxjobs"] } }] }))
             },
             "/api/v1/namespaces/{namespace}/{plural}/{name}": {
                 "parameters": job_path,

@@ -101,8 +101,19 @@ struct State {
     overtakers: HashMap<String, Overtaker>,
     /// The quotas of each namespace that has any.
     quotas: HashMap<String, Vec<Quota>>,
-    /// The admitted jobs' namespace and what they count against its quotas, by uid.
-    charged: HashMap<String, (String, Usage)>,
+    /// What each admitted job counts against its namespace's quotas, by uid.
+    charged: HashMap<String, Charged>,
+}
+
+/// An admitted job as its namespace's quotas count it.
+#[derive(Debug, Clone)]
+struct Charged {
+    /// `tfjob/default/mnist`, as messages name it.
+    label: String,
+    /// Its namespace.
+    namespace: String,
+    /// What it counts.
+    usage: Usage,
 }
 
 /// What the queue decided for a job that asked to take its resources.

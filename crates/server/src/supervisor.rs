@@ -23,6 +23,7 @@ use trainctl_api::{JobConditionType, JobKind, TrainingJob};
 use trainctl_engine::reconcile::{Observed, reconcile};
 use trainctl_local::claims::VolumeBinding;
 use trainctl_local::kubelet::admission::Amounts;
+use trainctl_local::notify;
 use trainctl_local::process::Reaper;
 use trainctl_local::process::identity::ProcessIdentity;
 use trainctl_local::process::logs::Console;
@@ -70,6 +71,20 @@ pub enum SupervisorError {
     /// The server cannot become the reaper of its replicas.
     #[error("cannot become the reaper of the replicas: {0}")]
     Reaper(std::io::Error),
+    /// What a job was submitted with cannot be kept beside it.
+    #[error("cannot keep the job's --on-finish command: {0}")]
+    Keep(std::io::Error),
+}
+
+/// How a manifest is submitted, beside its text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubmitOptions<'a> {
+    /// The namespace of the jobs that name none (`-n`); their own must match it.
+    pub namespace: Option<&'a str>,
+    /// The claims to bind first (`--volume`).
+    pub volumes: &'a [VolumeBinding],
+    /// A command to run when each job finishes (`submit --on-finish`), beside the server's.
+    pub on_finish: Option<&'a str>,
 }
 
 /// A run in progress: how to ask it to stop, and how to see it end.
@@ -187,9 +202,13 @@ impl Supervisor {
         self: &Arc<Self>,
         text: &str,
         source: &str,
-        namespace: Option<&str>,
-        volumes: &[VolumeBinding],
+        options: &SubmitOptions<'_>,
     ) -> Result<Submitted, SupervisorError> {
+        let SubmitOptions {
+            namespace,
+            volumes,
+            on_finish,
+        } = *options;
         let mut manifests = trainctl_api::manifest::load_str(source, text);
         let mut problems: Vec<String> = manifests
             .diagnostics
@@ -247,6 +266,10 @@ impl Supervisor {
                     let _ = std::fs::remove_dir_all(store.logs_dir(&old));
                     let _ = std::fs::remove_dir_all(store.pods_dir(&old));
                     let _ = std::fs::remove_dir_all(store.tensorboard_dir(&old));
+                }
+                if let Some(command) = on_finish {
+                    notify::keep_job_command(&store.logs_dir(&record.uid), command)
+                        .map_err(SupervisorError::Keep)?;
                 }
             }
         }

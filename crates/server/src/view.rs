@@ -11,7 +11,8 @@ pub use trainctl_server_api::{
     QueuedView, ReplicaView, Submitted,
 };
 
-use trainctl_local::store::{EventRecord, JobRecord, ReplicaRecord};
+use trainctl_local::runner::failure_cause;
+use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, replicas_reason};
 
 /// The view of a recorded job; `queued` says why it waits in the server's queue, if it does.
 #[must_use]
@@ -29,6 +30,8 @@ pub fn job_view(
         uid: record.uid.clone(),
         state,
         waiting: queued,
+        failure: failure_cause(&record.job, replicas),
+        reason: shown_reason(state, replicas),
         created: record.created_at,
         finished: record.finished,
         job: serde_json::to_value(&record.job).unwrap_or(serde_json::Value::Null),
@@ -46,6 +49,11 @@ fn shown_state(record: &JobRecord, queued: bool) -> &'static str {
     }
 }
 
+/// Why the job, in the `state` it is shown in, does not get on: [`replicas_reason`].
+fn shown_reason(state: &str, replicas: &[ReplicaRecord]) -> Option<String> {
+    replicas_reason(state, replicas).map(str::to_owned)
+}
+
 /// One replica of a [`JobView`].
 fn replica_view(record: &ReplicaRecord) -> ReplicaView {
     ReplicaView {
@@ -58,6 +66,10 @@ fn replica_view(record: &ReplicaRecord) -> ReplicaView {
         gpus: record.gpus.clone(),
         restarts: record.restarts,
         exit_code: record.exit_code,
+        reason: record
+            .reason
+            .clone()
+            .filter(|reason| !reason.starts_with(NEXT_START)),
         started: record.started_at,
         finished: record.finished_at,
     }
@@ -67,6 +79,8 @@ fn replica_view(record: &ReplicaRecord) -> ReplicaView {
 fn event_view(record: &EventRecord) -> EventView {
     EventView {
         time: record.time,
+        first_timestamp: record.first_time,
+        count: record.count,
         type_: record.type_.clone(),
         reason: record.reason.clone(),
         message: record.message.clone(),

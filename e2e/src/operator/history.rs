@@ -182,6 +182,29 @@ impl History {
         .expect("the history's watch runs");
     }
 
+    /// Waits at most `limit` until the object `name` there is the one of `uid`.
+    pub async fn until_live(&mut self, limit: Duration, name: &str, uid: &str) {
+        let what = format!("{}: {name} of uid {uid}", self.what);
+        let record = Arc::clone(&self.record);
+        let is_live = move || {
+            record
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .live
+                .get(name)
+                .is_some_and(|live| live == uid)
+        };
+        within_for(limit, &what, async {
+            while !is_live() {
+                self.progress
+                    .changed()
+                    .await
+                    .expect("the history's watch runs");
+            }
+        })
+        .await;
+    }
+
     /// How many objects are there now.
     #[must_use]
     pub fn live(&self) -> usize {

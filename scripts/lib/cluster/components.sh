@@ -66,8 +66,23 @@ EOF
     # endpoint, kwok's server: by InternalIP (127.0.0.1, the Hostname does not resolve), with a
     # certificate of the cluster's CA, as the admin (kwok accepts any client). On SIGTERM, the
     # open watches end after 2 s: otherwise it waits for them past `stop`'s 10 s.
+    # The audit log (logs/audit.log) records who deleted each pod and when: a fault test that
+    # finds a pod re-created once too often prints the deletions (e2e's `pod_deletions`).
+    cat >"$CLUSTER_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  resources: [{group: "", resources: [pods]}]
+  verbs: [delete, deletecollection]
+- level: None
+EOF
     save_command kube-apiserver "$kube_bin/kube-apiserver" \
         --bind-address=127.0.0.1 \
+        --audit-policy-file="$CLUSTER_DIR/audit-policy.yaml" \
+        --audit-log-path="$CLUSTER_DIR/logs/audit.log" \
+        --audit-log-maxsize=100 \
         --secure-port="$apiserver_port" \
         --advertise-address=127.0.0.1 \
         --endpoint-reconciler-type=none \

@@ -81,6 +81,7 @@ pub const RESOURCES: &[Resource] = &[
     resource("kubeflow.org", "v1", "paddlejobs", "PaddleJob", true),
     resource("kubeflow.org", "v1", "jaxjobs", "JAXJob", true),
     resource("kubeflow.org", "v1", "mpijobs", "MPIJob", true),
+    resource("kubeflow.org", "v1", "mxjobs", "MXJob", true),
     resource(
         "scheduling.volcano.sh",
         "v1beta1",

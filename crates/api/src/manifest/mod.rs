@@ -74,9 +74,23 @@ pub struct LoadedJob {
     pub job: TrainingJob,
     /// The file it came from.
     pub source: String,
+    /// Where each of its fields is in that file.
+    pub locations: LocationIndex,
 }
 
 impl LoadedJob {
+    /// A problem found with this job's field at `path`, where that field is in its file.
+    #[must_use]
+    pub fn diagnostic(&self, severity: Severity, path: FieldPath, message: String) -> Diagnostic {
+        Diagnostic {
+            severity,
+            source: self.source.clone(),
+            position: self.locations.locate(&path),
+            path: (!path.is_root()).then_some(path),
+            message,
+        }
+    }
+
     /// Puts a job that names no namespace in `namespace` (`-n`, a server's `namespace=`); a job
     /// that names another one is refused, as kubectl does, with the namespace it names.
     pub fn set_namespace(&mut self, namespace: &str) -> Result<(), String> {
@@ -201,9 +215,9 @@ pub fn load_str(source: &str, text: &str) -> Manifests {
         Err(_) => Vec::new(),
     };
     let mut manifests = Manifests::default();
-    let unknown = LocationIndex::default();
-    for (number, value) in values.into_iter().enumerate() {
-        let locations = indexes.get(number).unwrap_or(&unknown);
+    let mut indexes = indexes.into_iter();
+    for value in values {
+        let locations = indexes.next().unwrap_or_default();
         load_document(source, value, locations, &mut manifests);
     }
     manifests
@@ -232,7 +246,7 @@ enum DocumentKind {
 }
 
 const SUPPORTED: &str = "trainctl runs kubeflow.org/v1 TFJob, PyTorchJob, XGBoostJob, PaddleJob, \
-                         JAXJob and MPIJob (v1 ConfigMaps, Secrets and ResourceQuotas may \
+                         JAXJob, MPIJob and MXJob (v1 ConfigMaps, Secrets and ResourceQuotas may \
                          accompany a job)";
 
 fn document_kind(value: &Value) -> Result<DocumentKind, Issue> {
@@ -362,10 +376,10 @@ impl Reporter<'_> {
     }
 }
 
-fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mut Manifests) {
+fn load_document(source: &str, value: Value, locations: LocationIndex, out: &mut Manifests) {
     let mut reporter = Reporter {
         source,
-        locations,
+        locations: &locations,
         diagnostics: Vec::new(),
         left_out: Vec::new(),
     };
@@ -378,6 +392,7 @@ fn load_document(source: &str, value: Value, locations: &LocationIndex, out: &mu
         out.jobs.push(LoadedJob {
             job,
             source: source.to_owned(),
+            locations,
         });
     }
     out.quotas.extend(quota.filter(|_| valid));
@@ -474,6 +489,7 @@ fn load_job(
         JobKind::PaddleJob => typed_job(reporter, &value, TrainingJob::Paddle),
         JobKind::JAXJob => typed_job(reporter, &value, TrainingJob::Jax),
         JobKind::MPIJob => typed_job(reporter, &value, TrainingJob::Mpi),
+        JobKind::MXJob => typed_job(reporter, &value, TrainingJob::MXNet),
     };
     let mut job = job?;
     defaults::apply(&mut job);

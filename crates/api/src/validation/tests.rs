@@ -16,6 +16,7 @@ fn job(yaml: &str) -> TrainingJob {
             "PaddleJob" => TrainingJob::Paddle(serde_json::from_value(value).expect("a job")),
             "JAXJob" => TrainingJob::Jax(serde_json::from_value(value).expect("a job")),
             "MPIJob" => TrainingJob::Mpi(serde_json::from_value(value).expect("a job")),
+            "MXJob" => TrainingJob::MXNet(serde_json::from_value(value).expect("a job")),
             other => panic!("not a job kind: {other}"),
         }
     };
@@ -475,5 +476,107 @@ fn mpi_has_exactly_one_launcher_and_a_slot_per_worker() {
             replica("Launcher", "mpi", "")
         ))),
         ["spec.slotsPerWorker: is 0: expected at least 1"]
+    );
+}
+
+#[test]
+fn mxnet_jobs_of_either_mode_are_valid_with_their_own_replica_types() {
+    let train = format!(
+        "  jobMode: MXTrain\n  mxReplicaSpecs:\n{}{}{}",
+        replica("Scheduler", "mxnet", ""),
+        replica("Server", "mxnet", "      replicas: 2\n"),
+        replica("Worker", "mxnet", "      replicas: 2\n"),
+    );
+    assert_eq!(
+        issues(&manifest("MXJob", "j", &train)),
+        Vec::<String>::new()
+    );
+    let single_worker = format!(
+        "  jobMode: MXTrain\n  mxReplicaSpecs:\n{}",
+        replica("Worker", "mxnet", "")
+    );
+    assert_eq!(
+        issues(&manifest("MXJob", "j", &single_worker)),
+        Vec::<String>::new()
+    );
+    let tune = format!(
+        "  jobMode: MXTune\n  mxReplicaSpecs:\n{}{}{}",
+        replica("TunerTracker", "mxnet", ""),
+        replica("TunerServer", "mxnet", ""),
+        replica("Tuner", "mxnet", ""),
+    );
+    assert_eq!(issues(&manifest("MXJob", "j", &tune)), Vec::<String>::new());
+}
+
+#[test]
+fn mxnet_needs_a_job_mode_one_scheduler_for_its_servers_and_a_tuner_to_tune() {
+    let mx = |specs: String| issues(&manifest("MXJob", "j", &specs));
+    let scheduler = |extra| replica("Scheduler", "mxnet", extra);
+    let worker = replica("Worker", "mxnet", "");
+    assert_eq!(
+        mx(format!("  mxReplicaSpecs:\n{worker}")),
+        [
+            "spec.jobMode: is required: `MXTrain` (a Scheduler, Servers and Workers) or `MXTune` \
+             (a TunerTracker, TunerServers and a Tuner)"
+        ]
+    );
+    assert_eq!(
+        mx(format!(
+            "  jobMode: MXTrain\n  mxReplicaSpecs:\n{}{worker}",
+            scheduler("      replicas: 3\n")
+        )),
+        [
+            "spec.mxReplicaSpecs[Scheduler].replicas: is 3: an MXJob has at most 1 Scheduler \
+             (every replica meets scheduler 0, named by DMLC_PS_ROOT_URI)"
+        ]
+    );
+    let server = replica("Server", "mxnet", "");
+    let no_scheduler = [
+        "spec.mxReplicaSpecs: has `Server` but no `Scheduler`: parameter servers and workers meet \
+         at the Scheduler (DMLC_PS_ROOT_URI); add a Scheduler with 1 replica",
+    ];
+    assert_eq!(
+        mx(format!(
+            "  jobMode: MXTrain\n  mxReplicaSpecs:\n{server}{worker}"
+        )),
+        no_scheduler
+    );
+    assert_eq!(
+        mx(format!(
+            "  jobMode: MXTrain\n  mxReplicaSpecs:\n{}{server}{worker}",
+            scheduler("      replicas: 0\n")
+        )),
+        no_scheduler
+    );
+    assert_eq!(
+        mx(format!(
+            "  jobMode: MXTune\n  mxReplicaSpecs:\n{}",
+            replica("TunerTracker", "mxnet", "")
+        )),
+        [
+            "spec.mxReplicaSpecs: has no `Tuner`: an MXTune job needs one (the Tuner decides that \
+             the job succeeded; the tracker and tuner servers serve until stopped)"
+        ]
+    );
+}
+
+#[test]
+fn mxnet_replica_types_of_the_other_mode_are_a_warning() {
+    let yaml = manifest(
+        "MXJob",
+        "j",
+        &format!(
+            "  jobMode: MXTune\n  mxReplicaSpecs:\n{}{}",
+            replica("Tuner", "mxnet", ""),
+            replica("Worker", "mxnet", "")
+        ),
+    );
+    assert_eq!(
+        issues(&yaml),
+        [
+            "warning: spec.mxReplicaSpecs[Worker]: `Worker` is an MXTrain replica type in an \
+             MXTune job: jobMode only describes the job (upstream ran it the same way whatever it \
+             said), so the replica types decide; is jobMode meant to be MXTrain?"
+        ]
     );
 }

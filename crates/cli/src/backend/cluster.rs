@@ -10,7 +10,9 @@ use serde_json::Value;
 use trainctl_api::{JobKind, TrainingJob};
 
 use super::{Details, FoundJob, Jobs, Local};
-use crate::cluster::{Cluster, ClusterJob, replica_rows, restarts_by_job};
+use crate::cluster::{
+    Cluster, ClusterJob, controller_uid, pods_reason, replica_rows, restarts_by_job,
+};
 use crate::target::Target;
 use crate::view::description::{Description, Placement};
 
@@ -95,10 +97,17 @@ impl Jobs for Cluster {
         let mut held = self.queue_reasons(jobs, namespace).await;
         Ok(jobs
             .iter()
-            .map(|job| Details {
-                restarts: restarts.get(job.uid()).copied().unwrap_or_default(),
-                progress: None,
-                held_by: held.remove(job.uid()),
+            .map(|job| {
+                let owned = pods
+                    .iter()
+                    .filter(|pod| controller_uid(pod) == Some(job.uid()));
+                Details {
+                    restarts: restarts.get(job.uid()).copied().unwrap_or_default(),
+                    progress: None,
+                    held_by: held.remove(job.uid()),
+                    failure: None,
+                    reason: pods_reason(job, owned).map(str::to_owned),
+                }
             })
             .collect())
     }
@@ -118,7 +127,9 @@ impl Jobs for Cluster {
             events,
             claims: BTreeMap::new(),
             progress: None,
+            event_dirs: Vec::new(),
             held_by,
+            failure: None,
             job: found.job,
         })
     }

@@ -61,8 +61,15 @@ pub struct Details {
     pub restarts: i64,
     /// The training progress in short (`step 1200 loss 0.31`), when known.
     pub progress: Option<String>,
-    /// Why a queue outside trainctl holds the job back (Kueue), when it does.
+    /// Why a queue holds the job back, when it does: the server's, with the job's place
+    /// (`#2 in queue: ...`), or on a cluster Kueue's.
     pub held_by: Option<String>,
+    /// Why the job failed, in a few words, when it did and its replicas say more than its
+    /// status (`worker-0 OOMKilled (exit code 137)`).
+    pub failure: Option<String>,
+    /// Why a running job does not get on, when its status does not say: each of its replicas
+    /// left waits out a restart back-off (`CrashLoopBackOff`).
+    pub reason: Option<String>,
 }
 
 /// The jobs of this machine or of a cluster, as the job commands see them.

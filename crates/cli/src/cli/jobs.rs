@@ -155,6 +155,19 @@ pub struct SubmitArgs {
     /// finished mounts the claim from another directory. Not with --kube.
     #[arg(long = "volume", value_name = "CLAIM=PATH", value_parser = volume_binding)]
     pub volumes: Vec<VolumeBinding>,
+
+    /// Wait until every job submitted has finished, saying how each ended (and why a failed
+    /// one failed); exit 0 when all succeeded, 1 when one failed. Ctrl-C stops waiting, not
+    /// the jobs.
+    #[arg(long)]
+    pub wait: bool,
+
+    /// Run `sh -c CMD` when each job of the manifest finishes (succeeded or failed by itself),
+    /// with the notification (JSON: the job, its state, why it failed, its last log lines) on
+    /// its standard input and `TRAINCTL_JOB_NAME`, `_NAMESPACE`, `_KIND` and `_STATE` set; run
+    /// by the server, as its own --on-finish, beside it. Not with --kube.
+    #[arg(long, value_name = "CMD")]
+    pub on_finish: Option<String>,
 }
 
 /// Arguments of `wait`.

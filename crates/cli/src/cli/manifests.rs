@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::format::Format;
+use super::local::CapacityArgs;
 use super::values::namespace_name;
 
 /// Arguments of `validate`.
@@ -17,6 +18,14 @@ pub struct ValidateArgs {
     /// Print each valid job, defaulted, in this format (on standard output).
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<Format>,
+
+    /// The machine the jobs are checked against, as `run` and `server` take it.
+    #[command(flatten)]
+    pub capacity: CapacityArgs,
+
+    /// Check the jobs as `run --no-volumes` runs them: without their volumes.
+    #[arg(long)]
+    pub no_volumes: bool,
 }
 
 /// Arguments of `render`.

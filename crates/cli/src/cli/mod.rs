@@ -10,6 +10,7 @@ mod local;
 mod logs;
 mod manifests;
 mod replicas;
+mod tensorboard;
 mod top;
 mod values;
 mod version;
@@ -36,12 +37,13 @@ pub use local::{CapacityArgs, MachineArgs, RunArgs, ServerArgs, ShimArgs};
 pub use logs::LogsArgs;
 pub use manifests::{CrdArgs, RenderArgs, ValidateArgs};
 pub use replicas::{JobName, ReplicasArgs, ReplicasFormat, job_name};
+pub use tensorboard::TensorboardArgs;
 pub use top::{TopArgs, TopJobArgs, TopNodeArgs, TopResource};
 pub use version::VersionArgs;
 pub use volumes::{VolumesAction, VolumesArgs, VolumesDeleteArgs, VolumesFormat};
 
-/// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) written
-/// as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
+/// Run Kubeflow training jobs (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob)
+/// written as kubeflow.org/v1 manifests: check them, see what they create, and run them on this machine.
 #[derive(Debug, Parser)]
 #[command(name = "trainctl", version, propagate_version = true, after_help = EXAMPLES)]
 pub struct Cli {
@@ -69,6 +71,7 @@ Examples:
   trainctl wait digits-mwms --for condition=Succeeded --timeout 10m
   trainctl get                               the jobs run here, with their state
   trainctl describe digits-mwms              one job: spec, replicas, conditions, events
+  trainctl tensorboard digits-mwms           its training curves in TensorBoard
   trainctl logs digits-mwms --replica worker-1 -f
   trainctl --kube submit -f job.yaml         the same commands on the kubeconfig's cluster
   trainctl --kube --context prod get -o wide
@@ -185,7 +188,7 @@ Examples:
   trainctl render -f job.yaml --cluster-domain cluster.local --gang-scheduler volcano")]
     Render(RenderArgs),
 
-    /// Print the CustomResourceDefinitions of the six kinds, or write one file per kind.
+    /// Print the CustomResourceDefinitions of the seven kinds, or write one file per kind.
     #[command(after_help = "\
 Examples:
   trainctl crd | kubectl apply --server-side -f -
@@ -246,6 +249,7 @@ Examples:
   trainctl submit -f configmap.yaml              then jobs that mount it or read its keys
   trainctl submit -f job.yaml --volume training-data-pvc=/srv/datasets/mnist
   cat job.yaml | trainctl submit -f -            read standard input
+  trainctl submit -f job.yaml --wait             until it ends; exit 0 Succeeded, 1 Failed
   trainctl --kube submit -f job.yaml             in the kubeconfig's cluster
   trainctl apply -f job.yaml                     the same as submit (so is create)")]
     #[command(visible_aliases = ["apply", "create"])]
@@ -351,8 +355,9 @@ Examples:
     Delete(JobsArgs),
 
     /// List what happened to the jobs run here, oldest first, as `kubectl events` does: LAST
-    /// SEEN, TYPE, REASON, OBJECT (`tfjob/NAME`) and MESSAGE. With -w, then print each new event
-    /// as it happens, until interrupted.
+    /// SEEN, TYPE, REASON, OBJECT (`tfjob/NAME`) and MESSAGE. Alike events are one line, counted:
+    /// `2m (x4 over 5m)` is four times, the last 2 minutes ago, the first 5. With -w, then print
+    /// each new event as it happens (an alike one: its line again, counted), until interrupted.
     #[command(after_help = "\
 Examples:
   trainctl events                            the events of namespace default
@@ -437,6 +442,26 @@ Examples:
   trainctl --kube dashboard -A       every namespace
   trainctl --kube --context prod dashboard -n team-a --listen 127.0.0.1:7481 --no-browser")]
     Dashboard(DashboardArgs),
+
+    /// Start TensorBoard on the event files of one job or several, each job a run of its own
+    /// (two jobs trained with two learning rates side by side), on 127.0.0.1:6006, and print the
+    /// address to open. It serves until Ctrl-C.
+    #[command(after_help = "\
+TensorBoard itself is started (`tensorboard --logdir_spec JOB:DIR,...`), found on PATH: install
+it with `pip install tensorboard`, or, in trainctl's repository, use the examples' environment:
+  PATH=\"$(scripts/python-env):$PATH\" trainctl tensorboard JOB
+A job's event files are found where the dashboard's curves come from: its own directory (given
+to its replicas in TRAINCTL_TENSORBOARD_DIR; `describe` shows it), else <claim>/<job name> on a
+claim it mounts. A job that has written none yet is an error (exit 1). Jobs are named as for
+`describe`. trainctl becomes TensorBoard: Ctrl-C stops it, and nothing is left running.
+
+Examples:
+  trainctl tensorboard digits-mwms                    then open http://127.0.0.1:6006/
+  trainctl tensorboard lr-01 lr-001                   two jobs, two runs, compared
+  trainctl tensorboard tfjob/mnist -n team-a --port 0 any free port
+  trainctl tensorboard -f sweep.yaml                  every job of a manifest
+  trainctl tensorboard digits-mwms --print            the command line only")]
+    Tensorboard(TensorboardArgs),
 
     /// Run the Kubernetes operator: one controller per job kind, turning the cluster's jobs into
     /// Pods, Services and PodGroups, with leader election, `/metrics`, `/healthz` and `/readyz`.

@@ -107,6 +107,8 @@ fn mnist(state: &'static str) -> JobView {
         uid: "4f1c0c9e-1111-4222-8333-944455556666".to_owned(),
         state,
         waiting: None,
+        failure: None,
+        reason: None,
         created: "2024-05-01T12:00:00Z".parse().expect("a time"),
         finished: false,
         job: serde_json::json!({ "apiVersion": "kubeflow.org/v1", "kind": "TFJob" }),
@@ -121,7 +123,7 @@ fn submit_posts_the_manifest_as_is_with_source_namespace_and_token() {
     let manifest = b"apiVersion: kubeflow.org/v1\nkind: TFJob\n";
     let jobs = fake
         .client()
-        .submit(manifest, "job.yaml", Some("team-a"), &[])
+        .submit(manifest, "job.yaml", Some("team-a"), &[], None)
         .expect("submitted")
         .jobs;
     assert_eq!(jobs, [mnist("Pending")]);
@@ -143,7 +145,7 @@ fn submit_without_namespace_sends_only_the_source() {
     let fake = Fake::answering(201, r#"{"jobs": []}"#);
     let jobs = fake
         .client()
-        .submit(b"{}", "-", None, &[])
+        .submit(b"{}", "-", None, &[], None)
         .expect("submitted")
         .jobs;
     assert!(jobs.is_empty());
@@ -161,7 +163,7 @@ fn invalid_manifest_answer_carries_every_detail() {
     );
     let error = fake
         .client()
-        .submit(b"kind: TFJob", "job.yaml", None, &[])
+        .submit(b"kind: TFJob", "job.yaml", None, &[], None)
         .expect_err("invalid");
     let ClientError::Api {
         status,
@@ -366,7 +368,7 @@ fn a_server_that_accepts_and_never_answers_is_a_timeout_naming_the_url_and_what_
     );
     let started = std::time::Instant::now();
     let error = client
-        .submit(b"kind: TFJob", "job.yaml", None, &[])
+        .submit(b"kind: TFJob", "job.yaml", None, &[], None)
         .expect_err("no answer");
     assert_eq!(
         error.to_string(),

@@ -60,10 +60,10 @@ pub enum ClusterError {
     /// A job kind's CRD is not installed.
     #[error("the {0} CRD is not installed in the cluster; install it with: {INSTALL_CRDS}")]
     CrdMissing(JobKind),
-    /// None of the six kinds' CRDs is installed.
+    /// None of the seven kinds' CRDs is installed.
     #[error(
-        "no training job CRD (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) is \
-         installed in the cluster; install them with: {INSTALL_CRDS}"
+        "no training job CRD (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob) \
+         is installed in the cluster; install them with: {INSTALL_CRDS}"
     )]
     NoCrds,
     /// RBAC does not allow the request.

@@ -25,27 +25,42 @@ impl Cluster {
     }
 }
 
-/// The rows of `events`, oldest first; each at its last occurrence (a series' last, else the
-/// event's time, else when it was recorded).
+/// The rows of `events`, oldest last occurrence first; each at its last occurrence (a series'
+/// last, else the event's time, else when it was recorded), counted as kubectl counts it (a
+/// series' count, else the core v1 event's `count`) from its first (the event's time, else
+/// its `firstTimestamp`, else its last).
 pub fn event_rows(events: Vec<Event>) -> Vec<EventRow> {
     let mut rows: Vec<EventRow> = events
         .into_iter()
         .filter_map(|event| {
+            let recorded = event
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|time| time.0);
+            let happened = event.event_time.as_ref().map(|time| time.0);
             let time = event
                 .series
                 .as_ref()
                 .map(|series| series.last_observed_time.0)
-                .or_else(|| event.event_time.as_ref().map(|time| time.0))
+                .or(happened)
                 .or_else(|| event.deprecated_last_timestamp.as_ref().map(|time| time.0))
-                .or_else(|| {
-                    event
-                        .metadata
-                        .creation_timestamp
-                        .as_ref()
-                        .map(|time| time.0)
-                })?;
+                .or(recorded)?;
+            let first_time = happened
+                .or_else(|| event.deprecated_first_timestamp.as_ref().map(|time| time.0))
+                .unwrap_or(time);
+            let count = event
+                .series
+                .as_ref()
+                .map(|series| series.count)
+                .or(event.deprecated_count)
+                .and_then(|count| u32::try_from(count).ok())
+                .unwrap_or(1)
+                .max(1);
             Some(EventRow {
                 time,
+                first_time,
+                count,
                 type_: event.type_.unwrap_or_default(),
                 reason: event.reason.unwrap_or_default(),
                 message: event.note.unwrap_or_default(),

@@ -19,7 +19,7 @@ pub use connect::connect;
 pub use error::{ClusterError, Operation, Resource};
 pub use jobs::ClusterJob;
 pub use logs::LogRequest;
-pub use pods::{replica_rows, restarts_by_job, slot_of};
+pub use pods::{controller_uid, pods_reason, replica_rows, restarts_by_job, slot_of};
 
 /// A connection to a cluster's API server.
 #[derive(Clone)]

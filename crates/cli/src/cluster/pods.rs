@@ -74,6 +74,34 @@ pub fn slot_of(pod: &Pod) -> Option<ReplicaSlot> {
     Some(ReplicaSlot::new(replica_type, index))
 }
 
+/// Why `job`, `Running` or `Restarting`, does not get on, from its `pods`: `CrashLoopBackOff`
+/// when the framework container of each of its pods that has not ended (phase `Succeeded` or
+/// `Failed`) waits so, as kubectl shows such a pod's STATUS; the same rule as this machine's
+/// (`trainctl_local::store::replicas_reason`).
+pub fn pods_reason<'a>(
+    job: &ClusterJob,
+    pods: impl IntoIterator<Item = &'a Pod>,
+) -> Option<&'static str> {
+    const CRASH_LOOP: &str = "CrashLoopBackOff";
+    if !matches!(job.state(), "Running" | "Restarting") {
+        return None;
+    }
+    let waiting = |pod: &Pod| {
+        main_status(job.kind, pod)
+            .and_then(|status| status.state.as_ref()?.waiting.as_ref()?.reason.as_deref())
+            == Some(CRASH_LOOP)
+    };
+    let mut left = pods.into_iter().filter(|pod| {
+        let phase = pod
+            .status
+            .as_ref()
+            .and_then(|status| status.phase.as_deref());
+        !matches!(phase, Some("Succeeded" | "Failed"))
+    });
+    let first = left.next()?;
+    (waiting(first) && left.all(waiting)).then_some(CRASH_LOOP)
+}
+
 /// The name of the container that runs the framework ([`JobKind::framework_container`]).
 pub fn main_container(kind: JobKind, pod: &Pod) -> Option<String> {
     let containers = &pod.spec.as_ref()?.containers;

@@ -1,5 +1,6 @@
-//! `trainctl events [JOB]`: the events of the jobs in the state directory, oldest first, as
-//! `kubectl events` lists a cluster's; with `-w`, then each new one as it is recorded.
+//! `trainctl events [JOB]`: the events of the jobs in the state directory, oldest last
+//! occurrence first, alike ones counted as one, as `kubectl events` lists a cluster's; with `-w`,
+//! then each new one as it is recorded (one alike an earlier one: that line again, counted).
 
 use std::io::{self, Write};
 use std::path::Path;

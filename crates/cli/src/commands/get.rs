@@ -169,6 +169,8 @@ fn to_items<'a>(
                     restarts: details.map(|details| details.restarts),
                     progress: details.and_then(|details| details.progress.clone()),
                     held_by: details.and_then(|details| details.held_by.as_deref()),
+                    failure: details.and_then(|details| details.failure.as_deref()),
+                    reason: details.and_then(|details| details.reason.as_deref()),
                 },
                 object: job.shown()?,
             })

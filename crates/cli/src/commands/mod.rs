@@ -17,6 +17,7 @@ mod server;
 mod shim;
 mod submit;
 mod suspend;
+mod tensorboard;
 #[cfg(test)]
 mod tests;
 mod top;
@@ -61,6 +62,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "`trainctl volumes` lists this machine's claims and has no cluster mode; for a \
                  cluster's: kubectl get pvc"
             ),
+            Command::Tensorboard(_) => anyhow::bail!(
+                "`trainctl tensorboard` reads this machine's event files and has no cluster \
+                 mode; a cluster's are on its pods' volumes: run TensorBoard beside them"
+            ),
             Command::Repair(_) => anyhow::bail!(
                 "`trainctl repair` repairs this machine's state database and has no cluster mode"
             ),
@@ -82,7 +87,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Wait(_)
         | Command::Suspend(_)
         | Command::Resume(_)) => job_command(job, &cluster, state),
-        Command::Validate(args) => validate::run(&args),
+        Command::Validate(args) => validate::run(&args, cluster.enabled(), state),
         Command::Render(args) => render::run(&args),
         Command::Crd(args) => crd::run(&args),
         Command::Run(args) => run::run(&args, state),
@@ -101,6 +106,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Volumes(args) => volumes::run(&args, state),
         Command::Completion(args) => completion::run(&args),
         Command::Repair(args) => repair::run(&args, state),
+        Command::Tensorboard(args) => tensorboard::run(&args, state),
         Command::Version(args) => version::run(&args, state, cluster.enabled()),
         Command::Watchdog => watchdog::run(),
         Command::Shim(args) => shim::run(&args),
@@ -165,7 +171,11 @@ where
     match command {
         Command::Submit(args) => {
             let checked = checked.context("a submit comes with its checked manifest")?;
-            jobs.submit(checked, &args, out).await
+            let outcome = jobs.submit(checked, &args, out).await?;
+            if !args.wait || outcome.code != ExitCode::SUCCESS {
+                return Ok(outcome.code);
+            }
+            wait::until_finished(jobs, &outcome.jobs, out).await
         }
         Command::Get(args) => get::run(&args, jobs, out).await,
         Command::Describe(args) => describe::run(&args, jobs, out).await,

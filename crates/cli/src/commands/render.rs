@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta;
@@ -18,7 +19,8 @@ use crate::cli::RenderArgs;
 use crate::diagnostics;
 use crate::output;
 
-/// Loads the jobs and prints every PodGroup, ConfigMap, Service and Pod they create.
+/// Loads the jobs and prints every PodGroup, HorizontalPodAutoscaler, ConfigMap, Service and Pod
+/// they create.
 pub fn run(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     let mut manifests = Manifests::load_files(&args.files);
     if let Err(code) = diagnostics::report(&manifests) {
@@ -55,7 +57,8 @@ struct List<'a> {
     items: Items<'a>,
 }
 
-/// Every job's objects in creation order: Workload, PodGroup, MPI's RBAC and ConfigMap, Services, Pods.
+/// Every job's objects in creation order: Workload, PodGroup, HorizontalPodAutoscaler, MPI's RBAC
+/// and ConfigMap, Services, Pods.
 struct Items<'a> {
     jobs: &'a [&'a TrainingJob],
     options: &'a BuildOptions,
@@ -68,6 +71,7 @@ struct Items<'a> {
 enum Item {
     Workload(Box<Workload>),
     PodGroup(Box<PodGroup>),
+    HorizontalPodAutoscaler(Box<HorizontalPodAutoscaler>),
     ServiceAccount(Box<ServiceAccount>),
     Role(Box<Role>),
     RoleBinding(Box<RoleBinding>),
@@ -104,6 +108,12 @@ impl Serialize for Items<'_> {
                     .pod_group
                     .into_iter()
                     .map(|o| Item::PodGroup(o.into())),
+            )
+            .chain(
+                objects
+                    .hpa
+                    .into_iter()
+                    .map(|o| Item::HorizontalPodAutoscaler(o.into())),
             )
             .chain(
                 objects

@@ -53,7 +53,7 @@ pub fn run(args: &RunArgs, state: Option<&std::path::Path>) -> anyhow::Result<Ex
         1 => manifests.jobs.remove(0),
         0 => {
             eprintln!(
-                "{}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)",
+                "{}: no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob or MXJob)",
                 args.file.display()
             );
             return Ok(ExitCode::from(EXIT_INVALID));

@@ -19,6 +19,9 @@ pub fn run(args: &ServerArgs, state: Option<&Path>) -> anyhow::Result<ExitCode> 
     let dir = state_dir(state)?;
     // One server per state directory: refused before anything is written there.
     let lock = trainctl_server::discovery::lock(&dir)?;
+    // The replicas are the children of the shim, a child of this process: their cgroups get their
+    // controllers from this process's cgroup, made ready before any child starts.
+    let _ = trainctl_local::process::cgroup::prepare();
     // A damaged database would fail jobs one by one, as each met the damage.
     if let Health::Damaged(problems) = repair::check(&dir, Thoroughness::Quick)? {
         anyhow::bail!(

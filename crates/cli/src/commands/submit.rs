@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use trainctl_api::JobKind;
 use trainctl_api::manifest::{self, Companion, Manifests};
 
 use crate::backend::{Cluster, Local};
@@ -44,16 +45,35 @@ pub fn check(args: &SubmitArgs) -> Result<Checked, ExitCode> {
     })
 }
 
+/// What a submit did: its exit code (2 when the manifest is refused as invalid) and the jobs
+/// it made, for `--wait`.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit code.
+    pub code: ExitCode,
+    /// Each job made: its kind, namespace and name.
+    pub jobs: Vec<(JobKind, String, String)>,
+}
+
 /// How a checked manifest is sent: to this machine's server, or to a cluster.
 pub trait Submit {
-    /// Sends `checked` (`args` for `-n` and `--volume`), printing on `out` what was made; the
-    /// exit code: 2 when it is refused as invalid.
+    /// Sends `checked` (`args` for `-n` and `--volume`), printing on `out` what was made.
     async fn submit(
         &self,
         checked: Checked,
         args: &SubmitArgs,
         out: &mut impl Write,
-    ) -> anyhow::Result<ExitCode>;
+    ) -> anyhow::Result<Outcome>;
+}
+
+impl Outcome {
+    /// An outcome that made no job.
+    fn ended(code: ExitCode) -> Outcome {
+        Outcome {
+            code,
+            jobs: Vec::new(),
+        }
+    }
 }
 
 impl Submit for Local {
@@ -64,7 +84,7 @@ impl Submit for Local {
         checked: Checked,
         args: &SubmitArgs,
         out: &mut impl Write,
-    ) -> anyhow::Result<ExitCode> {
+    ) -> anyhow::Result<Outcome> {
         let volumes = args
             .volumes
             .iter()
@@ -83,6 +103,7 @@ impl Submit for Local {
             &checked.source,
             args.namespace.as_deref(),
             &volumes,
+            args.on_finish.as_deref(),
         ) {
             Ok(submitted) => {
                 for claim in &submitted.claims {
@@ -103,10 +124,17 @@ impl Submit for Local {
                 for applied in submitted.secrets {
                     writeln!(out, "secret/{} {}", applied.name, applied.action)?;
                 }
+                let mut made = Vec::new();
                 for job in submitted.jobs {
                     writeln!(out, "{} submitted ({})", job.resource(), job.state)?;
+                    if let Ok(kind) = job.kind.parse::<JobKind>() {
+                        made.push((kind, job.namespace, job.name));
+                    }
                 }
-                Ok(ExitCode::SUCCESS)
+                Ok(Outcome {
+                    code: ExitCode::SUCCESS,
+                    jobs: made,
+                })
             }
             // The server found what this trainctl did not (it may be another version).
             Err(ClientError::Api {
@@ -120,7 +148,7 @@ impl Submit for Local {
                 if details.is_empty() {
                     eprintln!("{error}");
                 }
-                Ok(ExitCode::from(EXIT_INVALID))
+                Ok(Outcome::ended(ExitCode::from(EXIT_INVALID)))
             }
             Err(error) => Err(error.into()),
         }
@@ -137,8 +165,15 @@ impl Submit for Cluster {
         checked: Checked,
         args: &SubmitArgs,
         out: &mut impl Write,
-    ) -> anyhow::Result<ExitCode> {
+    ) -> anyhow::Result<Outcome> {
         let namespace = args.namespace.as_deref().unwrap_or(&self.namespace);
+        if args.on_finish.is_some() {
+            eprintln!(
+                "--on-finish: a cluster runs no command of trainctl's when a job finishes; \
+                 submit with --wait and run it after, or watch the job with kubectl wait"
+            );
+            return Ok(Outcome::ended(ExitCode::from(EXIT_INVALID)));
+        }
         let Checked {
             source, manifests, ..
         } = checked;
@@ -147,7 +182,7 @@ impl Submit for Cluster {
                 "{source}: ResourceQuota documents are for the local control plane; in a cluster, \
              apply them with kubectl apply -f (trainctl's operator honours the cluster's quotas)"
             );
-            return Ok(ExitCode::from(EXIT_INVALID));
+            return Ok(Outcome::ended(ExitCode::from(EXIT_INVALID)));
         }
         for companion in &manifests.companions {
             if let (Some(own), Some(_)) = (companion_namespace(companion), &args.namespace)
@@ -157,7 +192,7 @@ impl Submit for Cluster {
                     "{}: the object's namespace `{own}` does not match --namespace `{namespace}`",
                     companion_name(companion)
                 );
-                return Ok(ExitCode::from(EXIT_INVALID));
+                return Ok(Outcome::ended(ExitCode::from(EXIT_INVALID)));
             }
         }
         for companion in &manifests.companions {
@@ -166,6 +201,7 @@ impl Submit for Cluster {
             writeln!(out, "{applied} applied")?;
         }
         let mut code = ExitCode::SUCCESS;
+        let mut made = Vec::new();
         for mut loaded in manifests.jobs {
             if loaded.job.metadata().namespace.is_none() {
                 loaded.job.metadata_mut().namespace = Some(namespace.to_owned());
@@ -178,6 +214,12 @@ impl Submit for Cluster {
                         created.resource(),
                         created.state()
                     )?;
+                    let job = &loaded.job;
+                    made.push((
+                        job.kind(),
+                        job.namespace().to_owned(),
+                        job.name().to_owned(),
+                    ));
                 }
                 Err(error @ ClusterError::AlreadyExists { .. }) => {
                     eprintln!("error: {error}");
@@ -193,7 +235,7 @@ impl Submit for Cluster {
             }
         }
         out.flush()?;
-        Ok(code)
+        Ok(Outcome { code, jobs: made })
     }
 }
 

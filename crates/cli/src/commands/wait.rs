@@ -77,6 +77,62 @@ async fn wait_for_one(
     }
 }
 
+/// Waits until each of `made` (kind, namespace, name) has finished (`submit --wait`), printing
+/// how each ended: `tfjob.kubeflow.org/mnist Succeeded`, or `... Failed: why`. Exit 0 when all
+/// succeeded, 1 when one failed or was deleted meanwhile.
+pub async fn until_finished(
+    jobs: &impl Jobs,
+    made: &[(JobKind, String, String)],
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let mut code = ExitCode::SUCCESS;
+    for (kind, namespace, name) in made {
+        let target = Target {
+            kind: Some(*kind),
+            name,
+            namespace,
+        };
+        let resource = kind.qualified_name(name);
+        let Some(first) = jobs.find_one(&target, "wait").await? else {
+            writeln!(out, "{resource} deleted")?;
+            code = ExitCode::FAILURE;
+            continue;
+        };
+        let mut changes = std::pin::pin!(jobs.changes(&first));
+        let mut job = Some(first);
+        while job.as_ref().is_some_and(|found| !found.finished()) {
+            // A watch that ends has no more to say of the job: it is gone.
+            job = changes.next().await.transpose()?.flatten();
+        }
+        let Some(job) = job else {
+            writeln!(out, "{resource} deleted")?;
+            code = ExitCode::FAILURE;
+            continue;
+        };
+        // Why it failed as `get -o wide` says it, else as its status does.
+        let details = jobs
+            .details(std::slice::from_ref(&job), Some(namespace))
+            .await?;
+        let cause = details
+            .into_iter()
+            .next()
+            .and_then(|details| details.failure);
+        let status = job.job().status();
+        let failure = status
+            .and_then(JobStatus::failure_message)
+            .map(|message| cause.unwrap_or_else(|| message.to_owned()));
+        match failure {
+            Some(why) => {
+                writeln!(out, "{resource} Failed: {why}")?;
+                code = ExitCode::FAILURE;
+            }
+            None => writeln!(out, "{resource} {}", job.state())?,
+        }
+        out.flush()?;
+    }
+    Ok(code)
+}
+
 /// `--timeout` as a duration.
 fn timeout(args: &WaitArgs) -> anyhow::Result<Duration> {
     Duration::try_from(args.timeout)

@@ -7,6 +7,7 @@
 //! files' marker is what tells (`trainctl_local::process::logs::log_usage`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{CleanPodPolicy, ConditionStatus, RunPolicy, TrainingJob};
@@ -15,6 +16,7 @@ use trainctl_local::process::logs::log_usage;
 use trainctl_local::store::{EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState};
 
 use self::spec::replica_spec;
+use super::events::last_seen;
 use super::jobs::age;
 use super::volumes::ClaimBacking;
 use super::{UNSET, fields, section};
@@ -35,15 +37,20 @@ pub struct Description {
     pub replicas: Vec<ReplicaRow>,
     /// What locates a replica.
     pub placement: Placement,
-    /// Its events, oldest first.
+    /// Its events, oldest last occurrence first.
     pub events: Vec<EventRow>,
     /// What backs each claim its replicas mount, by claim: on this machine only.
     pub claims: BTreeMap<String, ClaimBacking>,
     /// Its training progress, from its TensorBoard event files: on this machine only.
     pub progress: Option<Progress>,
-    /// Why something outside the job holds it back (Kueue's words for a job its queue has not
-    /// admitted): on a cluster only.
+    /// Where its TensorBoard event files are looked for, in order
+    /// (`trainctl_local::claims::event_roots`): on this machine only.
+    pub event_dirs: Vec<PathBuf>,
+    /// Why a queue holds the job back: the server's, with the job's place (`#2 in queue: ...`),
+    /// or on a cluster Kueue's words for a job its queue has not admitted.
     pub held_by: Option<String>,
+    /// Why the job failed, when its replicas say more than its status: on this machine only.
+    pub failure: Option<String>,
 }
 
 /// What locates a replica: the column between RESTARTS and PORT.
@@ -85,11 +92,15 @@ pub struct ReplicaRow {
     pub started: Option<Timestamp>,
 }
 
-/// One event as `describe` shows it.
+/// One event as `describe` shows it: alike events are one, counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRow {
     /// When it (last) happened.
     pub time: Timestamp,
+    /// When it first happened.
+    pub first_time: Timestamp,
+    /// How many times it happened.
+    pub count: u32,
     /// `Normal` or `Warning`.
     pub type_: String,
     /// The reason, one word.
@@ -98,8 +109,9 @@ pub struct EventRow {
     pub message: String,
 }
 
-/// A replica's state as `describe` says it: the word, and for one waiting out its back-off
-/// when it starts again (`CrashLoopBackOff (next start in 35s)`).
+/// A replica's state as `describe` says it: the word, for one waiting out its back-off when it
+/// starts again (`CrashLoopBackOff (next start in 35s)`), and for one the kernel ended why
+/// (`Failed (OOMKilled)`).
 fn state_words(replica: &ReplicaRecord, now: Timestamp) -> String {
     let next = replica
         .reason
@@ -113,7 +125,13 @@ fn state_words(replica: &ReplicaRecord, now: Timestamp) -> String {
             replica.state,
             age(at.duration_since(now))
         ),
-        None => replica.state.as_str().to_owned(),
+        // Why it ended, when the kernel says (`Failed (OOMKilled)`).
+        None => match replica.reason.as_deref() {
+            Some(reason) if !reason.starts_with(NEXT_START) => {
+                format!("{} ({reason})", replica.state)
+            }
+            _ => replica.state.as_str().to_owned(),
+        },
     }
 }
 
@@ -153,6 +171,8 @@ impl Description {
                     .iter()
                     .map(|event| EventRow {
                         time: event.time,
+                        first_time: event.first_time,
+                        count: event.count,
                         type_: event.type_.clone(),
                         reason: event.reason.clone(),
                         message: event.message.clone(),
@@ -163,7 +183,9 @@ impl Description {
             ),
             claims,
             progress: None,
+            event_dirs: Vec::new(),
             held_by: None,
+            failure: None,
             job: record.job,
         }
     }
@@ -190,6 +212,13 @@ impl Description {
         if let Some(why) = &self.held_by {
             head.push(("Waiting:", why.clone()));
         }
+        let failure = self
+            .failure
+            .as_deref()
+            .or_else(|| status.and_then(trainctl_api::JobStatus::failure_message));
+        if let Some(why) = failure {
+            head.push(("Reason:", why.to_owned()));
+        }
         if let Some(created) = self.created {
             head.push((
                 "Created:",
@@ -211,6 +240,14 @@ impl Description {
         }
         if let Some(progress) = &self.progress {
             head.push(("Progress:", super::progress::long(progress, now)));
+        }
+        if !self.event_dirs.is_empty() {
+            let dirs: Vec<String> = self
+                .event_dirs
+                .iter()
+                .map(|dir| dir.display().to_string())
+                .collect();
+            head.push(("TensorBoard:", dirs.join("\n")));
         }
         let mut out = String::new();
         fields(&mut out, 0, &head);
@@ -279,7 +316,7 @@ impl Description {
         let mut table = Table::new(["AGE", "TYPE", "REASON", "MESSAGE"]);
         for event in &self.events {
             table.row([
-                age(now.duration_since(event.time)),
+                last_seen(now, event.time, event.first_time, event.count),
                 event.type_.clone(),
                 event.reason.clone(),
                 event.message.clone(),
@@ -307,6 +344,8 @@ fn with_log_losses(
         if usage.dropped.rotated > 0 {
             events.push(EventRow {
                 time,
+                first_time: time,
+                count: 1,
                 type_: "Normal".to_owned(),
                 reason: "LogRotated".to_owned(),
                 message: format!(
@@ -321,6 +360,8 @@ fn with_log_losses(
         if usage.dropped.unwritten > 0 {
             events.push(EventRow {
                 time,
+                first_time: time,
+                count: 1,
                 type_: "Warning".to_owned(),
                 reason: "LogIncomplete".to_owned(),
                 message: format!(
@@ -425,6 +466,6 @@ fn or_dash<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_owned(), |value| value.to_string())
 }
 
-mod spec;
+pub(crate) mod spec;
 #[cfg(test)]
 mod tests;

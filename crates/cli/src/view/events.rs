@@ -1,7 +1,8 @@
-//! The lines `events` prints, as `kubectl events` does: NAMESPACE (with `-A`), LAST SEEN, TYPE,
-//! REASON, OBJECT (`tfjob/mnist`, or `pod/mnist-worker-0` for an event about one replica) and
-//! MESSAGE. With `-w` the lines come in batches: the columns keep the widths they had, growing
-//! only when a new cell is wider, so that a stream stays aligned with its header.
+//! The lines `events` prints, as `kubectl events` does: NAMESPACE (with `-A`), LAST SEEN (with,
+//! for alike events counted as one, how many and since when: `2m (x4 over 5m)`), TYPE, REASON,
+//! OBJECT (`tfjob/mnist`, or `pod/mnist-worker-0` for an event about one replica) and MESSAGE.
+//! With `-w` the lines come in batches: the columns keep the widths they had, growing only when a
+//! new cell is wider, so that a stream stays aligned with its header.
 
 use jiff::Timestamp;
 use trainctl_local::store::queries::JobEventRecord;
@@ -25,6 +26,10 @@ pub struct EventLine {
     pub namespace: String,
     /// When it (last) happened.
     pub time: Timestamp,
+    /// When it first happened.
+    pub first_time: Timestamp,
+    /// How many times it happened.
+    pub count: u32,
     /// `Normal` or `Warning`.
     pub type_: String,
     /// The reason, one word.
@@ -42,6 +47,8 @@ impl EventLine {
         EventLine {
             namespace: record.namespace.clone(),
             time: event.time,
+            first_time: event.first_time,
+            count: event.count,
             type_: event.type_.clone(),
             reason: event.reason.clone(),
             object: event.object.as_ref().map_or_else(
@@ -55,12 +62,27 @@ impl EventLine {
     fn cells(&self, now: Timestamp) -> [String; 6] {
         [
             self.namespace.clone(),
-            age(now.duration_since(self.time)),
+            last_seen(now, self.time, self.first_time, self.count),
             self.type_.clone(),
             self.reason.clone(),
             self.object.clone(),
             self.message.clone(),
         ]
+    }
+}
+
+/// When an event was last seen, as kubectl's `events` and `describe` say it: its age, and for
+/// one that happened more than once how many times, over how long before now: `2m (x4 over 5m)`
+/// (last 2 minutes ago, four times, the first 5 minutes ago).
+pub fn last_seen(now: Timestamp, time: Timestamp, first_time: Timestamp, count: u32) -> String {
+    let last = age(now.duration_since(time));
+    if count > 1 {
+        format!(
+            "{last} (x{count} over {})",
+            age(now.duration_since(first_time))
+        )
+    } else {
+        last
     }
 }
 
@@ -130,13 +152,13 @@ mod tests {
             namespace: "default".to_owned(),
             kind: JobKind::TFJob,
             name: "mnist".to_owned(),
-            event: EventRecord {
-                time: now - SignedDuration::from_secs(ago),
-                type_: "Normal".to_owned(),
-                reason: reason.to_owned(),
-                message: format!("{reason} said"),
-                object: object.map(str::to_owned),
-            },
+            event: EventRecord::once(
+                now - SignedDuration::from_secs(ago),
+                "Normal",
+                reason,
+                format!("{reason} said"),
+                object.map(str::to_owned),
+            ),
         }
     }
 
@@ -160,6 +182,34 @@ LAST SEEN   TYPE     REASON                OBJECT               MESSAGE
         assert_eq!(
             printer.render(&next, now),
             "0s          Normal   TFJobSucceeded        tfjob/mnist          TFJobSucceeded said\n"
+        );
+    }
+
+    #[test]
+    fn alike_events_counted_as_one_say_how_many_and_since_when() {
+        let now = Timestamp::now();
+        let mut backing_off = record(Some("mnist-worker-0"), "BackOff", 125, now);
+        backing_off.event.count = 4;
+        backing_off.event.first_time = now - SignedDuration::from_secs(310);
+        let mut printer = EventPrinter::new(false);
+        assert_eq!(
+            printer.render(
+                &[
+                    EventLine::of(&record(None, "ScriptNotFound", 320, now)),
+                    EventLine::of(&backing_off)
+                ],
+                now
+            ),
+            "\
+LAST SEEN         TYPE     REASON           OBJECT               MESSAGE
+5m                Normal   ScriptNotFound   tfjob/mnist          ScriptNotFound said
+2m (x4 over 5m)   Normal   BackOff          pod/mnist-worker-0   BackOff said
+"
+        );
+        assert_eq!(last_seen(now, now, now, 1), "0s");
+        assert_eq!(
+            last_seen(now, now, now - SignedDuration::from_secs(7_300), 2),
+            "0s (x2 over 2h)"
         );
     }
 

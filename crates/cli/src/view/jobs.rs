@@ -1,8 +1,9 @@
 //! The table `get` prints of jobs, as kubectl prints objects: NAMESPACE (with `-A`, or when the
 //! jobs span several), NAME, STATE, AGE, with `-o wide` REPLICAS, RESTARTS, DURATION, REASON
-//! (why a job waits) and PROGRESS (the latest step and main scalar of its TensorBoard event
-//! files: `-` on a cluster, whose files are not read), and with `--show-labels` LABELS; the same for jobs of this machine and of
-//! a cluster.
+//! (why a job waits, why it failed, or `CrashLoopBackOff` for one whose replicas crash loop) and
+//! PROGRESS (the latest step and main scalar of its TensorBoard event files: `-` on a cluster,
+//! whose files are not read), and with `--show-labels` LABELS; the same for jobs of this machine
+//! and of a cluster.
 
 use jiff::{SignedDuration, Timestamp};
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
@@ -28,9 +29,14 @@ pub struct JobRow<'a> {
     pub restarts: Option<i64>,
     /// Its training progress in words (`step 120 loss=0.2310`), when known (`-o wide`).
     pub progress: Option<String>,
-    /// Why something outside the job holds it back, when its status does not say (Kueue's
-    /// words for a job its queue has not admitted, on a cluster; `-o wide`).
+    /// Why a queue holds the job back, in more words than its status (the server's queue with
+    /// the job's place, or Kueue's words on a cluster; `-o wide`).
     pub held_by: Option<&'a str>,
+    /// Why it failed, when its replicas say more than its status (`-o wide`).
+    pub failure: Option<&'a str>,
+    /// Why a running job does not get on, when its status does not say: `CrashLoopBackOff`
+    /// for a job each of whose replicas left waits out a restart back-off (`-o wide`).
+    pub reason: Option<&'a str>,
 }
 
 /// Which columns the table has.
@@ -85,9 +91,11 @@ pub fn table(rows: &[JobRow<'_>], columns: Columns, now: Timestamp) -> Table {
             replicas(row.job),
             row.restarts.map_or_else(String::new, |n| n.to_string()),
             duration.map_or_else(|| "-".to_owned(), age),
-            status
-                .and_then(JobStatus::waiting_reason)
-                .or(row.held_by)
+            row.held_by
+                .or_else(|| status.and_then(JobStatus::waiting_reason))
+                .or(row.failure)
+                .or_else(|| status.and_then(JobStatus::failure_message))
+                .or(row.reason)
                 .unwrap_or("-")
                 .to_owned(),
             row.progress.clone().unwrap_or_else(|| "-".to_owned()),

@@ -33,6 +33,7 @@ fn committed_crds_match_the_generated_ones() {
         [
             "kubeflow.org_jaxjobs.yaml",
             "kubeflow.org_mpijobs.yaml",
+            "kubeflow.org_mxjobs.yaml",
             "kubeflow.org_paddlejobs.yaml",
             "kubeflow.org_pytorchjobs.yaml",
             "kubeflow.org_tfjobs.yaml",
@@ -42,12 +43,12 @@ fn committed_crds_match_the_generated_ones() {
 }
 
 #[test]
-fn crd_prints_six_yaml_documents() {
+fn crd_prints_seven_yaml_documents() {
     let run = trainctl(&["crd"]);
     assert_eq!(run.code, Some(0));
     assert_eq!(
         run.stdout.matches("kind: CustomResourceDefinition").count(),
-        6
+        7
     );
-    assert_eq!(run.stdout.matches("\n---\n").count(), 5);
+    assert_eq!(run.stdout.matches("\n---\n").count(), 6);
 }

@@ -96,10 +96,13 @@ fn jobs_are_named_as_kubectl_names_objects() {
     assert_eq!(shown, [("default", "alpha"), ("research", "gamma")]);
     let described = scratch.trainctl(&["describe", "-f", &manifest]);
     assert_eq!(described.code, Some(0), "{described}");
-    assert_eq!(described.stdout.matches("\nKind:       TFJob\n").count(), 2);
+    assert_eq!(
+        described.stdout.matches("\nKind:         TFJob\n").count(),
+        2
+    );
     assert!(
         described.stdout.contains("Events:")
-            && described.stdout.contains("\n\n\nName:       gamma\n"),
+            && described.stdout.contains("\n\n\nName:         gamma\n"),
         "{described}"
     );
     let waited = scratch.trainctl(&["wait", "alpha", "beta", "--for", "condition=Succeeded"]);

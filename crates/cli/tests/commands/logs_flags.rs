@@ -349,3 +349,31 @@ fn the_servers_log_api_selects_as_the_pod_log_api_and_prints_as_logs_does() {
     let (status, refused) = logs("sinceSeconds=0");
     assert_eq!(status, 400, "{refused}");
 }
+
+#[test]
+fn the_logs_of_a_finished_job_are_interleaved_in_the_order_they_were_written() {
+    let scratch = Scratch::new("interleaved");
+    // Each worker writes a line only a while after the other wrote its previous one: a, b, a,
+    // b. Worker 0, whose end ends the job, waits for the last line.
+    let script = "if [ \"$INDEX\" = 0 ]; then\n\
+                  echo a1; touch a1\n\
+                  until [ -e b1 ]; do sleep 0.01; done; sleep 0.2; echo a2; touch a2\n\
+                  until [ -e b2 ]; do sleep 0.01; done\n\
+                  else\n\
+                  until [ -e a1 ]; do sleep 0.01; done; sleep 0.2; echo b1; touch b1\n\
+                  until [ -e a2 ]; do sleep 0.01; done; sleep 0.2; echo b2; touch b2\n\
+                  fi";
+    let manifest = flaky(script).replace("replicas: 1", "replicas: 2").replace(
+        "              command: [sh, -c]",
+        "              env:\n                - name: INDEX\n                  valueFrom: \
+             {fieldRef: {fieldPath: \"metadata.labels['training.kubeflow.org/replica-index']\"}}\n\
+             \x20             command: [sh, -c]",
+    );
+    let file = scratch.write("job.yaml", &manifest);
+    let run = scratch.run(&file, &["-q"]);
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(
+        logs(&scratch, &["flaky"]),
+        "worker-0 | a1\nworker-1 | b1\nworker-0 | a2\nworker-1 | b2\n"
+    );
+}

@@ -24,6 +24,7 @@ mod render;
 mod repair;
 mod replicas_events;
 mod run;
+mod tensorboard;
 mod validate;
 mod volumes;
 mod volumes_cli;

@@ -165,6 +165,7 @@ fn a_failed_run_gives_the_command_the_job_its_message_and_the_failed_replicas_la
     assert_eq!(payload["reason"], last_reason.as_str());
     assert_eq!(payload["message"], last_message.as_str());
     assert!(last_message.contains("failed"), "{last_message}");
+    assert_eq!(payload["cause"], "worker-0 exited with code 3");
     let mut tail: Vec<String> = (7..=25).map(|n| format!("line {n}")).collect();
     tail.push("boom".to_owned());
     assert_eq!(

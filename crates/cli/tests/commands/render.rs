@@ -168,6 +168,35 @@ fn gang_scheduler_adds_its_objects_first_and_schedules_pods_with_them() {
     }
 }
 
+#[test]
+fn an_autoscaled_elastic_job_renders_its_hpa_before_its_services_and_pods() {
+    let imagenet = harness::fixtures().join("upstream/pytorch-elastic-imagenet-imagenet.yaml");
+    let list = render_json(&["-f", &imagenet.display().to_string(), "-n", "ml"]);
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(
+        (&items[0]["apiVersion"], &items[0]["kind"]),
+        (&json!("autoscaling/v2"), &json!("HorizontalPodAutoscaler"))
+    );
+    assert_eq!(items[0]["metadata"]["namespace"], "ml");
+    assert_eq!(
+        items[0]["spec"]["scaleTargetRef"],
+        json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+               "name": "elastic-example-imagenet"})
+    );
+    assert_eq!(
+        (
+            &items[0]["spec"]["minReplicas"],
+            &items[0]["spec"]["maxReplicas"]
+        ),
+        (&json!(1), &json!(3))
+    );
+    assert_eq!(items_of_kind(&list, "HorizontalPodAutoscaler").len(), 1);
+    // The elastic example without metrics has none.
+    let echo = harness::fixtures().join("upstream/pytorch-elastic-echo-echo.yaml");
+    let list = render_json(&["-f", &echo.display().to_string()]);
+    assert!(items_of_kind(&list, "HorizontalPodAutoscaler").is_empty());
+}
+
 /// A TFJob of `workers` workers running `true`.
 fn tfjob_of(workers: u32) -> String {
     format!(

@@ -78,7 +78,7 @@ fn errors_and_warnings_are_counted_apart() {
 fn a_users_own_tf_config_is_warned_about_as_replaced() {
     let path = harness::fixtures().join("seeds/allreduce-tfjob.yaml");
     let shown = path.display().to_string();
-    let run = trainctl(&["validate", "-f", &shown]);
+    let run = trainctl(&["--kube", "validate", "-f", &shown]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(
         run.stderr,
@@ -93,7 +93,7 @@ fn a_users_own_tf_config_is_warned_about_as_replaced() {
                   tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        \
                   spec:\n          containers:\n          - name: tensorflow\n            image: tf\n            \
                   env: [{name: TF_CONFIG, value: '{}'}]\n";
-    let run = harness::trainctl_with_stdin(&["validate", "-f", "-"], single);
+    let run = harness::trainctl_with_stdin(&["--kube", "validate", "-f", "-"], single);
     assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""));
 }
 
@@ -101,7 +101,7 @@ fn a_users_own_tf_config_is_warned_about_as_replaced() {
 fn v1alpha1_tfjob_is_converted_with_a_warning() {
     let path = harness::fixtures().join("seeds/mnist-simple-gpu-dist-v1alpha1.yaml");
     let shown = path.display().to_string();
-    let run = trainctl(&["validate", "-f", &shown, "-o", "json"]);
+    let run = trainctl(&["--kube", "validate", "-f", &shown, "-o", "json"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(
@@ -136,7 +136,7 @@ fn unknown_fields_are_warnings_with_their_path() {
     )
     .expect("write");
     let shown = path.display().to_string();
-    let run = trainctl(&["validate", "-f", &shown]);
+    let run = trainctl(&["--kube", "validate", "-f", &shown]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(
         run.stderr,
@@ -156,7 +156,8 @@ fn standard_input_is_read_with_a_dash() {
         run.stderr,
         "-:8:17: spec.jaxReplicaSpecs[Worker].replicas: is -1: expected 0 or more\n1 error\n"
     );
-    let run = harness::trainctl_with_stdin(&["validate", "-f", "-"], &yaml.replace("-1", "2"));
+    let run =
+        harness::trainctl_with_stdin(&["--kube", "validate", "-f", "-"], &yaml.replace("-1", "2"));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stdout, "-: JAXJob default/piped is valid\n");
 }
@@ -183,6 +184,96 @@ fn errors_from_several_files_are_all_reported() {
     );
     assert!(run.stderr.ends_with("2 errors\n"), "{}", run.stderr);
     assert_eq!(run.stderr, expected_stderr(&[&a, &b]));
+}
+
+#[test]
+fn a_job_this_machine_cannot_run_is_valid_with_every_reason_it_cannot_and_exit_1() {
+    let path = harness::fixtures().join("seeds/multi-node-gpu-tfjob.yaml");
+    let shown = path.display().to_string();
+    let run = trainctl(&[
+        "validate", "-f", &shown, "--cpus", "64", "--memory", "256Gi",
+    ]);
+    assert_eq!(run.code, Some(1), "{run}");
+    let no_command = format!(
+        "{shown}:13:15: spec.tfReplicaSpecs[Chief].template.spec.containers[0]: cannot run on \
+         this machine: chief-0: container `tensorflow` has no `command`: locally the entrypoint \
+         of image `tensorflow/tensorflow:2.12.0-gpu` is not available; set `command` (and \
+         `args`); and 4 more replicas\n"
+    );
+    assert_eq!(
+        run.stderr,
+        format!(
+            "{shown}:7:3: spec.tfReplicaSpecs: cannot run on this machine: the job can never \
+             start here: its replicas together need 20 GPUs but this machine has 0 GPUs; lower \
+             their resource requests, run the job on a larger machine, or pretend this one is \
+             larger with --gpus 20\n\
+             {no_command}\
+             1 job cannot run on this machine as written (for a cluster, check with `trainctl \
+             --kube validate`)\n"
+        )
+    );
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{shown}: TFJob kubeflow-user-example-com/multi-node-gpu-tfjob is valid, but cannot \
+             run on this machine\n"
+        )
+    );
+    // A machine said to be larger leaves the command.
+    let run = trainctl(&[
+        "validate", "-f", &shown, "--gpus", "20", "--cpus", "64", "--memory", "256Gi",
+    ]);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(run.stderr.starts_with(&no_command), "{run}");
+    // For a cluster, only what the API server checks.
+    let run = trainctl(&["--kube", "validate", "-f", &shown]);
+    assert_eq!((run.code, run.stderr.as_str()), (Some(0), ""), "{run}");
+}
+
+#[test]
+fn a_script_missing_from_the_working_directory_is_warned_of() {
+    let dir = tempdir();
+    std::fs::create_dir_all(dir.join("code")).expect("mkdir");
+    std::fs::write(dir.join("code/train.py"), "print('trained')\n").expect("write");
+    let job = |script: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {{name: relative}}\nspec:\n  \
+             tfReplicaSpecs:\n    Worker:\n      replicas: 1\n      template:\n        spec:\n          \
+             containers:\n          - name: tensorflow\n            image: tf\n            \
+             command: [python3, -u, {script}]\n"
+        )
+    };
+    let validate = |text: &str| {
+        let mut command = std::process::Command::new(harness::binary());
+        command
+            .args(["validate", "-f", "-"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = command.spawn().expect("trainctl starts");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), text.as_bytes())
+            .expect("write stdin");
+        harness::into_run(&child.wait_with_output().expect("trainctl finishes"))
+    };
+    let found = validate(&job("code/train.py"));
+    assert_eq!(
+        (found.code, found.stderr.as_str()),
+        (Some(0), ""),
+        "{found}"
+    );
+    let missing = validate(&job("examples/train.py"));
+    assert_eq!(missing.code, Some(0), "{missing}");
+    assert_eq!(
+        missing.stderr,
+        format!(
+            "-:11:13: warning: spec.tfReplicaSpecs[Worker].template.spec.containers[0]: Worker: \
+             `examples/train.py` is not in {}, where the replica starts: `python3` will fail to \
+             open it; run trainctl from the directory the path is relative to, or set the \
+             container's `workingDir`\n",
+            dir.display()
+        )
+    );
 }
 
 /// A fresh directory under the target dir, unique per test (tests run in parallel).

@@ -1,12 +1,16 @@
 //! The dashboard in a real browser (headless Chromium through chromedriver, [`browser`]) against
-//! a real `trainctl server`: the Jobs page follows three jobs, the Job page shows replicas, the
-//! conditions' timeline and live logs, suspend from the page suspends, the Curves page draws
-//! what a real TensorFlow job's `TensorBoard` callback wrote, the Machine page shows who holds
-//! each GPU, and a page without the token shows nothing. Each test saves screenshots of the
-//! pages it saw (`browser::screenshots_dir`).
+//! a real `trainctl server`: the Jobs page follows three jobs and says which one crash loops, the
+//! Job page shows replicas, the conditions' timeline, live logs and alike events counted as one,
+//! suspend from the page suspends, the Curves page draws what a real TensorFlow job's
+//! `TensorBoard` callback wrote and its smoothing, log axis and comparison of jobs work
+//! ([`curves`]), the Machine page shows who holds each GPU, and a page
+//! without the token shows nothing. Each test saves screenshots of the pages it saw
+//! (`browser::screenshots_dir`). Beside them, `trainctl tensorboard` starts the real TensorBoard
+//! on two jobs ([`tensorboard`]).
 //!
 //! Ignored by a plain `cargo test`: they need Chromium and chromedriver (`scripts/browser-env`
-//! installs them) and the curves test TensorFlow (`TRAINCTL_EXAMPLES_PATH`, as the examples);
+//! installs them), and the TensorFlow curves test and the TensorBoard one need the examples'
+//! environment (`TRAINCTL_EXAMPLES_PATH`, as the examples);
 //! `./scripts/test` runs them. By hand:
 //!
 //! ```sh
@@ -15,6 +19,9 @@
 //! ```
 
 mod browser;
+mod curves;
+mod failures;
+mod tensorboard;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -109,6 +116,70 @@ async fn the_jobs_page_lists_jobs_in_their_states_and_follows_one_that_finishes(
         .until("the mark", "return window.stillHere === true;")
         .await;
     assert_eq!(still, json!(true));
+    browser.close().await;
+}
+
+#[tokio::test]
+#[ignore = "needs chromium and chromedriver: run through ./scripts/test"]
+async fn a_crash_loop_says_so_in_the_jobs_line_and_is_one_counted_line_of_events() {
+    let server = Server::start(&[
+        "--restart-backoff",
+        "200ms",
+        "--restart-backoff-max",
+        "200ms",
+    ]);
+    submit(
+        &server,
+        &tfjob(
+            "looping",
+            "",
+            &[Replicas::workers(1, "exit 3").policy("OnFailure")],
+        ),
+    );
+    let browser = Browser::start().await;
+    browser.open(&address(&server, "#/")).await;
+    browser
+        .wait_text(
+            "tr[data-job=\"default/tfjobs/looping\"] td.waiting",
+            "CrashLoopBackOff",
+        )
+        .await;
+    browser.wait_text(&job_state("looping"), "Running").await;
+    browser.screenshot("crash-loop-jobs").await;
+
+    browser
+        .open(&address(&server, "#/jobs/default/tfjobs/looping"))
+        .await;
+    // Every exit one row, counted: `(x3 over 1s)`, the count growing as it goes on.
+    let exits = "table#events tr[data-reason=\"ExitedWithCode\"]";
+    let counted = browser
+        .until(
+            "one ExitedWithCode row of three or more",
+            &format!(
+                "const rows = document.querySelectorAll('{exits}'); \
+                 const count = rows.length === 1 && rows[0].querySelector('.count'); \
+                 const said = count && /^\\(x(\\d+) over \\d+s\\)$/.exec(count.textContent); \
+                 return said && Number(said[1]) >= 3 && rows[0].textContent;"
+            ),
+        )
+        .await;
+    let counted = counted.as_str().unwrap_or_default().to_owned();
+    assert!(
+        counted.contains("Pod: default.looping-worker-0 exited with code 3"),
+        "{counted}"
+    );
+    let back_offs =
+        "return document.querySelectorAll('table#events tr[data-reason=\"BackOff\"]').length;";
+    assert_eq!(browser.until("the BackOff rows", back_offs).await, json!(1));
+    browser
+        .client
+        .execute(
+            "document.querySelector('table#events').scrollIntoView();",
+            Vec::new(),
+        )
+        .await
+        .expect("scroll to the events");
+    browser.screenshot("crash-loop-events").await;
     browser.close().await;
 }
 

@@ -370,6 +370,13 @@ fn helm_narrows_rbac_to_the_chosen_namespaces_kinds_and_gang_scheduler() {
     assert!(!allows(rules, "", "pods", "get", None));
     assert!(allows(
         rules,
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "patch",
+        Some("mnist")
+    ));
+    assert!(allows(
+        rules,
         "scheduling.volcano.sh",
         "podgroups",
         "patch",
@@ -402,6 +409,19 @@ fn helm_narrows_rbac_to_the_chosen_namespaces_kinds_and_gang_scheduler() {
         ]
     );
     assert_operator_accepts("helm template (narrowed)", &args);
+}
+
+#[test]
+#[ignore = "needs helm; .ci/run runs it when helm is installed"]
+fn helm_grants_autoscalers_only_with_pytorchjobs() {
+    let chart = helm_template(&["enabledSchemes={TFJob,MPIJob}"]);
+    let rules = chart.cluster_role_rules();
+    for verb in ["create", "patch", "delete"] {
+        assert!(
+            !allows(rules, "autoscaling", "horizontalpodautoscalers", verb, None),
+            "{verb}: no PyTorchJob, no autoscaler"
+        );
+    }
 }
 
 #[test]

@@ -81,6 +81,21 @@ spec:
     Worker: {replicas: 2, template: {spec: {containers: [{name: tensorflow, image: tf}]}}}
 ";
 
+/// An elastic PyTorchJob autoscaled by its CPU: its HorizontalPodAutoscaler besides pods and
+/// services.
+const AUTOSCALED_PYTORCH_JOB: &str = "\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: elastic, namespace: ml}
+spec:
+  elasticPolicy:
+    minReplicas: 1
+    maxReplicas: 3
+    metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+  pytorchReplicaSpecs:
+    Worker: {replicas: 2, template: {spec: {containers: [{name: pytorch, image: p}]}}}
+";
+
 /// An object's apiVersion and name, with the `plural` of its resource.
 fn named<T: Serialize>(plural: &'static str, object: &T) -> (String, &'static str, String) {
     let value = json(object);
@@ -128,6 +143,12 @@ fn created_objects(manifest: &str) -> Vec<(String, &'static str, String)> {
             .iter()
             .map(|object| named("serviceaccounts", object)),
     );
+    created.extend(
+        objects
+            .hpa
+            .iter()
+            .map(|object| named("horizontalpodautoscalers", object)),
+    );
     created
 }
 
@@ -136,14 +157,16 @@ fn the_cluster_role_allows_creating_every_object_the_operator_makes() {
     let installation = manifests();
     let rules = installation.cluster_role_rules();
     let mut plurals = BTreeSet::new();
-    for manifest in [MPI_JOB, TF_JOB] {
+    for manifest in [MPI_JOB, TF_JOB, AUTOSCALED_PYTORCH_JOB] {
         for (api_version, plural, name) in created_objects(manifest) {
             let group = group_of(&api_version);
             // Pods, services and the launcher's service account are created with a plain create;
-            // the launcher's ConfigMap, Role and RoleBinding by server-side apply, which is
-            // authorized as create and as patch.
+            // the launcher's ConfigMap, Role and RoleBinding and the HorizontalPodAutoscaler by
+            // server-side apply, which is authorized as create and as patch; the HPA is deleted
+            // while its job is suspended.
             let verbs: &[&str] = match plural {
                 "pods" | "services" | "serviceaccounts" => &["create"],
+                "horizontalpodautoscalers" => &["create", "patch", "delete"],
                 _ => &["create", "patch"],
             };
             for verb in verbs {
@@ -159,6 +182,7 @@ fn the_cluster_role_allows_creating_every_object_the_operator_makes() {
         plurals,
         BTreeSet::from([
             "configmaps",
+            "horizontalpodautoscalers",
             "pods",
             "rolebindings",
             "roles",

@@ -1,13 +1,18 @@
-//! The examples (`examples/*.yaml`) end to end, with real TensorFlow and XGBoost: each job trains
-//! its digits classifier through `trainctl run` and must succeed with the accuracy the examples'
-//! README promises; the MWMS job must also survive a `kill -9` of one worker.
+//! The examples (`examples/*.yaml`) end to end, with real TensorFlow, XGBoost, PyTorch and
+//! MXNet: each TensorFlow and XGBoost job trains its digits classifier through `trainctl run` and
+//! must succeed with the accuracy the examples' README promises; the MWMS job must also survive a
+//! `kill -9` of one worker; the PyTorch jobs run through `run` and the server (`pytorch.rs`); the
+//! MXNet job's parameter server must make its loss fall (`mxnet.rs`).
 //!
 //! Every test is ignored by a plain `cargo test`: they need the examples' Python packages, which
-//! `./scripts/test` installs (`scripts/python-env`) before running them one at a time, with
-//! `TRAINCTL_EXAMPLES_PATH` set to the virtualenv's `bin` directory. Run by hand:
+//! `./scripts/test` installs (`scripts/python-env`, `scripts/python-env torch` and
+//! `scripts/python-env mxnet`, which needs Python 3.9) before running them one at a time, with
+//! `TRAINCTL_EXAMPLES_PATH`, `TRAINCTL_TORCH_PATH` and `TRAINCTL_MXNET_PATH` set to the
+//! virtualenvs' `bin` directories. Run by hand:
 //!
 //! ```sh
-//! TRAINCTL_EXAMPLES_PATH=$(scripts/python-env) \
+//! TRAINCTL_EXAMPLES_PATH=$(scripts/python-env) TRAINCTL_TORCH_PATH=$(scripts/python-env torch) \
+//!     TRAINCTL_MXNET_PATH=$(scripts/python-env mxnet) \
 //!     cargo nextest run -p trainctl --test examples --run-ignored only -j 1
 //! ```
 //!
@@ -20,6 +25,9 @@
 
 use trainctl_cli_harness as harness;
 mod job_run;
+mod mxnet;
+mod pytorch;
+mod quick_start;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,10 +35,20 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use job_run::JobRun;
 use trainctl_cli_harness::{Process, processes_with_env};
-use trainctl_cli_harness::{Run, conditions, ran_then, signal, summary};
+use trainctl_cli_harness::{Run, conditions, into_run, ran_then, signal, summary};
 
-/// The variable that names the virtualenv's `bin` directory (set by `scripts/test`).
-const EXAMPLES_PATH: &str = "TRAINCTL_EXAMPLES_PATH";
+/// A virtualenv the examples run in: the variable naming its `bin` directory (set by
+/// `scripts/test`) and the script that makes it and prints that directory.
+struct Venv {
+    variable: &'static str,
+    script: &'static str,
+}
+
+/// The examples' virtualenv: TensorFlow, XGBoost, scikit-learn.
+const EXAMPLES_VENV: Venv = Venv {
+    variable: "TRAINCTL_EXAMPLES_PATH",
+    script: "scripts/python-env",
+};
 /// Settings of the caller's environment that would change what `trainctl` does.
 const SCRUBBED_ENV: [&str; 7] = [
     "TRAINCTL_HOME",
@@ -66,7 +84,7 @@ fn mwms_example_succeeds() {
         .to_owned();
     assert_eq!(
         sandbox.progress("digits-mwms"),
-        format!("step 14 epoch_loss={last_loss}"),
+        format!("epoch 15 epoch_loss={last_loss}"),
         "{run}"
     );
     sandbox.assert_no_process_left();
@@ -154,7 +172,7 @@ fn volumes_example_keeps_its_outputs_in_claims() {
         .expect("the chief's last epoch");
     assert_eq!(
         sandbox.progress("digits-volumes"),
-        format!("step 7 epoch_loss={last_loss}")
+        format!("epoch 8 epoch_loss={last_loss}")
     );
     let claims = sandbox.dir.join("state/volumes/default");
     assert!(
@@ -328,19 +346,25 @@ struct Sandbox {
 }
 
 impl Sandbox {
-    /// A fresh directory for the test `name`.
+    /// A fresh directory for the test `name`, whose replicas run in the examples' virtualenv.
     fn new(name: &str) -> Sandbox {
-        let venv_bin = PathBuf::from(std::env::var_os(EXAMPLES_PATH).unwrap_or_else(|| {
+        Sandbox::in_venv(name, &EXAMPLES_VENV)
+    }
+
+    /// A fresh directory for the test `name`, whose replicas run in `venv`.
+    fn in_venv(name: &str, venv: &Venv) -> Sandbox {
+        let Venv { variable, script } = venv;
+        let venv_bin = PathBuf::from(std::env::var_os(variable).unwrap_or_else(|| {
             panic!(
-                "{EXAMPLES_PATH} is not set: it names the bin directory of a virtualenv with \
-                 the examples' packages. Run these tests through ./scripts/test, or as \
-                 `{EXAMPLES_PATH}=$(scripts/python-env) cargo nextest run -p trainctl --test \
-                 examples --run-ignored only -j 1`"
+                "{variable} is not set: it names the bin directory of a virtualenv with the \
+                 examples' packages. Run these tests through ./scripts/test, or as \
+                 `{variable}=$({script}) cargo nextest run -p trainctl --test examples \
+                 --run-ignored only -j 1`"
             )
         }));
         assert!(
             venv_bin.join("python").is_file(),
-            "{EXAMPLES_PATH}={} has no `python`: it must be the virtualenv's bin directory",
+            "{variable}={} has no `python`: it must be the virtualenv's bin directory",
             venv_bin.display()
         );
         let nanos = SystemTime::now()
@@ -392,7 +416,17 @@ impl Sandbox {
 
     /// Starts `trainctl run -f MANIFEST -o json --restart-backoff 1s`.
     fn run(&self, manifest: &str) -> JobRun {
-        JobRun::start(self.command(&[
+        self.run_with(manifest, &[])
+    }
+
+    /// Starts `trainctl run -f MANIFEST -o json --restart-backoff 1s EXTRA...`.
+    fn run_with(&self, manifest: &str, extra: &[&str]) -> JobRun {
+        JobRun::start(self.run_command(manifest, extra))
+    }
+
+    /// The command `trainctl run -f MANIFEST -o json --restart-backoff 1s EXTRA...`.
+    fn run_command(&self, manifest: &str, extra: &[&str]) -> Command {
+        let mut args = vec![
             "run",
             "-f",
             manifest,
@@ -400,21 +434,20 @@ impl Sandbox {
             "json",
             "--restart-backoff",
             "1s",
-        ]))
+        ];
+        args.extend_from_slice(extra);
+        self.command(&args)
+    }
+
+    /// `trainctl ARGS` run to its end, as [`Sandbox::command`] sets it up.
+    fn output(&self, args: &[&str]) -> Run {
+        into_run(&self.command(args).output().expect("trainctl runs"))
     }
 
     /// `trainctl logs JOB --replica REPLICA`: everything the replica printed, over all its
     /// restarts.
     fn logs(&self, job: &str, replica: &str) -> String {
-        let output = self
-            .command(&["logs", job, "--replica", replica])
-            .output()
-            .expect("trainctl logs runs");
-        let run = Run {
-            code: output.status.code(),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
+        let run = self.output(&["logs", job, "--replica", replica]);
         assert_eq!(
             run.code,
             Some(0),
@@ -474,6 +507,17 @@ impl Sandbox {
             .map(|process| format!("{} ({})", process.pid, process.comm))
             .collect();
         assert!(left.is_empty(), "processes left after the job: {left:?}");
+    }
+
+    /// Asserts that no process of this test outlived its stopped server, once the server's shim
+    /// had the moment it takes to end by itself (it ends when it has no replica left and no
+    /// server connected, after the server has exited).
+    fn assert_no_process_left_once_the_shim_ends(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !self.processes().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.assert_no_process_left();
     }
 }
 

@@ -440,3 +440,110 @@ fn the_cli_submits_suspends_resumes_and_deletes_through_the_server() {
         missing.stderr
     );
 }
+
+#[test]
+fn a_replica_past_its_memory_limit_is_reported_oomkilled_through_the_shim() {
+    let server = Server::start(&["--gpus", "0"]);
+    let manifest = job(
+        "oom",
+        0,
+        "head -c 300000000 /dev/zero | tail -c 300000000 >/dev/null",
+        "",
+    )
+    .replace("nvidia.com/gpu: 0", "memory: 64Mi");
+    let (status, _) = server.request("POST", "/api/v1/jobs", Some(&manifest));
+    assert_eq!(status, 201);
+    let failed = server.wait_for("oom", "Failed", |view| {
+        matches!(state(view), "Failed" | "Succeeded")
+    });
+    let events = failed["events"].as_array().expect("events");
+    if events
+        .iter()
+        .any(|event| event["reason"] == "LimitsNotEnforced")
+    {
+        eprintln!("skipped: limits are not enforced here: {failed}");
+        return;
+    }
+    assert_eq!(state(&failed), "Failed", "{failed}");
+    assert_eq!(failed["replicas"][0]["exitCode"], 137, "{failed}");
+    let oom_killed = events
+        .iter()
+        .filter(|event| event["reason"] == "OOMKilled")
+        .filter_map(|event| event["message"].as_str())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        oom_killed,
+        [
+            "the kernel killed a process of pod oom-worker-0 for using more than its limit of \
+             64Mi memory (OOMKilled); the replica exited with code 137: raise \
+             `resources.limits.memory`, or use less"
+        ],
+        "{failed}"
+    );
+}
+
+#[test]
+fn the_cli_says_a_queued_jobs_place_as_the_dashboard_does_and_its_admission_is_an_event() {
+    let server = Server::start(&["--gpus", "2", "--restart-backoff", "0s"]);
+    let gate = tempfile::tempdir().expect("temp dir");
+    let open = gate.path().join("open");
+    let wait = format!("while [ ! -e {} ]; do sleep 0.05; done", open.display());
+    let (status, _) = server.request("POST", "/api/v1/jobs", Some(&job("first", 2, &wait, "")));
+    assert_eq!(status, 201);
+    server.wait_for("first", "Running", |view| state(view) == "Running");
+    for name in ["second", "third"] {
+        let (status, _) = server.request("POST", "/api/v1/jobs", Some(&job(name, 2, "true", "")));
+        assert_eq!(status, 201);
+    }
+    server.wait_for("third", "queued", |view| view["waiting"].is_string());
+    let dir = server.state_dir().to_str().expect("UTF-8 path").to_owned();
+    let cli = |args: &[&str]| {
+        let mut all = vec!["--state-dir", dir.as_str()];
+        all.extend_from_slice(args);
+        harness::trainctl(&all)
+    };
+    // What the dashboard's Jobs page shows: `#N in queue: why`.
+    let (_, summaries) = server.request("GET", "/api/v1/job-summaries", None);
+    let shown = |name: &str| {
+        let summary = summaries["items"]
+            .as_array()
+            .and_then(|items| items.iter().find(|item| item["name"] == name))
+            .unwrap_or_else(|| panic!("{name} in {summaries}"));
+        format!(
+            "#{} in queue: {}",
+            summary["queuePosition"],
+            summary["waiting"].as_str().expect("why it waits")
+        )
+    };
+    assert!(shown("third").starts_with("#2 in queue: "), "{summaries}");
+    let got = cli(&["get", "-o", "wide"]);
+    let rows = harness::table(&got.stdout);
+    let reason = |name: &str| {
+        rows.iter()
+            .find(|row| row["NAME"] == format!("tfjob/{name}") || row["NAME"] == name)
+            .map_or_else(|| panic!("{name} in {got}"), |row| row["REASON"].clone())
+    };
+    assert_eq!(reason("third"), shown("third"), "{got}");
+    assert_eq!(reason("second"), shown("second"), "{got}");
+    let described = cli(&["describe", "tfjob", "third"]);
+    let waiting = format!("Waiting:      {}", shown("third"));
+    assert!(
+        described.stdout.lines().any(|line| line == waiting),
+        "{described}"
+    );
+
+    std::fs::write(&open, "").expect("open the gate");
+    let second = server.wait_for("second", "Succeeded", |view| state(view) == "Succeeded");
+    let admitted: Vec<&str> = second["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|event| event["reason"] == "Admitted" && event["type"] == "Normal")
+        .filter_map(|event| event["message"].as_str())
+        .collect();
+    assert!(
+        matches!(admitted.as_slice(), [message] if message.starts_with("admitted after ")
+            && message.ends_with(": GPUs 0,1")),
+        "{second}"
+    );
+}

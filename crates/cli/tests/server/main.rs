@@ -14,3 +14,4 @@ mod openapi;
 mod peers;
 mod quotas;
 mod shim_lost;
+mod submit;

@@ -126,7 +126,8 @@ fn a_team_over_its_quota_waits_while_another_team_runs_until_the_quota_is_raised
 
     submit(&server, &job("team-a", "a2", 2, &until(&gate("a2"))));
     let exceeded = "exceeded quota: team-a, requested: requests.nvidia.com/gpu=2, used: \
-                    requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2";
+                    requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2; used by \
+                    tfjob/team-a/a1";
     let a2 = wait_for(&server, "team-a", "a2", |view| waiting(view) == exceeded);
     assert_eq!(state(&a2), "Pending");
     // `get -o wide` says why, in Kubernetes' words.
@@ -230,7 +231,8 @@ fn count_of_tfjobs_limits_the_jobs_admitted() {
     wait_for(&server, "team-a", "first", |view| state(view) == "Running");
     submit(&server, &job("team-a", "second", 0, "true"));
     let exceeded = "exceeded quota: jobs, requested: count/tfjobs.kubeflow.org=1, used: \
-                    count/tfjobs.kubeflow.org=1, limited: count/tfjobs.kubeflow.org=1";
+                    count/tfjobs.kubeflow.org=1, limited: count/tfjobs.kubeflow.org=1; used by \
+                    tfjob/team-a/first";
     wait_for(&server, "team-a", "second", |view| {
         waiting(view) == exceeded
     });
@@ -438,7 +440,8 @@ fn lowering_a_quota_stops_no_running_job_and_holds_new_ones() {
     );
     assert_eq!(lowered["resourceQuotas"][0]["action"], "configured");
     let exceeded = "exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: \
-                    requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=1";
+                    requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=1; used by \
+                    tfjob/team-a/a1";
     wait_for(&server, "team-a", "a2", |view| waiting(view) == exceeded);
     assert_eq!(state(&view(&server, "team-a", "a1")), "Running");
     // a1 ends: the namespace uses nothing, and a2 fits the lowered quota.

@@ -4,16 +4,18 @@
 use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec};
 use trainctl_api::{ReplicaType, TrainingJob};
 
-use super::{jax, mpi, paddle, pytorch, tensorflow, xgboost};
+use super::{jax, mpi, mxnet, paddle, pytorch, tensorflow, xgboost};
 use crate::addressing::Addressing;
 
-/// What the replicas of one job share in their environment, computed once per job (TF's
-/// cluster map is the same for every replica and the costly part of `TF_CONFIG`).
+/// What the replicas of one job share in their environment, computed once per job (TF's and
+/// MXNet's cluster maps are the same for every replica and the costly part of `TF_CONFIG` and
+/// `MX_CONFIG`).
 #[derive(Debug, Clone)]
 pub struct JobEnv<'a> {
     job: &'a TrainingJob,
     addressing: &'a Addressing,
     tf_cluster: Option<tensorflow::ClusterConfig>,
+    mx_cluster: Option<mxnet::ClusterConfig>,
 }
 
 impl<'a> JobEnv<'a> {
@@ -24,10 +26,13 @@ impl<'a> JobEnv<'a> {
             TrainingJob::TF(_) => tensorflow::ClusterConfig::new(job, addressing),
             _ => None,
         };
+        let mx_cluster = matches!(job, TrainingJob::MXNet(_))
+            .then(|| mxnet::ClusterConfig::new(job, addressing));
         JobEnv {
             job,
             addressing,
             tf_cluster,
+            mx_cluster,
         }
     }
 
@@ -58,6 +63,11 @@ impl<'a> JobEnv<'a> {
             }
             TrainingJob::Jax(_) => {
                 append_to_all(pod, &jax::env_vars(job, replica_type, index, addressing));
+            }
+            TrainingJob::MXNet(_) => {
+                if let Some(cluster) = &self.mx_cluster {
+                    append_to_all(pod, &cluster.env_vars(replica_type, index));
+                }
             }
             TrainingJob::Mpi(_) => {
                 if *replica_type == ReplicaType::Launcher

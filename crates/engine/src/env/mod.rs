@@ -2,11 +2,12 @@
 //!
 //! Injected variables are appended after the user's own env. Each framework decides which
 //! containers receive them: TF only the first container named `tensorflow`, MPI the launcher's
-//! first container, the others every (non-init) container.
+//! first container, the others (MXNet included) every (non-init) container.
 
 mod inject;
 pub mod jax;
 pub mod mpi;
+pub mod mxnet;
 pub mod paddle;
 pub mod pytorch;
 pub mod tensorflow;

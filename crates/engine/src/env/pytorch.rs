@@ -12,6 +12,9 @@ use super::{PYTHONUNBUFFERED, var};
 use crate::addressing::{Addressing, slot_port};
 use crate::naming::replica_name;
 
+/// The c10d rendezvous setting that says whether this node's torchrun hosts the store.
+const IS_HOST: &str = "is_host";
+
 /// Name of the init container that waits for the master.
 pub const INIT_CONTAINER: &str = "init-pytorch";
 
@@ -55,7 +58,12 @@ pub fn env_vars(
         vars.push(var("PET_NPROC_PER_NODE", nproc));
     }
     match elastic {
-        Some(policy) => vars.extend(elastic_env_vars(job, policy, addressing)),
+        Some(policy) => vars.extend(elastic_env_vars(
+            job,
+            policy,
+            addressing,
+            is_store_host(replica_type, index),
+        )),
         None => vars.push(var("PET_NNODES", total.to_string())),
     }
     vars
@@ -67,11 +75,19 @@ fn nproc_per_node_count(nproc_per_node: Option<&str>) -> i64 {
     nproc_per_node.and_then(|n| n.parse().ok()).unwrap_or(1)
 }
 
-/// The rendezvous variables of an elastic job.
+/// Whether replica slot `(replica_type, index)` is the one the default rendezvous endpoint
+/// names: worker 0.
+fn is_store_host(replica_type: &ReplicaType, index: i32) -> bool {
+    *replica_type == ReplicaType::Worker && index == 0
+}
+
+/// The rendezvous variables of an elastic job, for a replica that is (`store_host`) or is not
+/// worker 0.
 fn elastic_env_vars(
     job: &TrainingJob,
     policy: &ElasticPolicy,
     addressing: &Addressing,
+    store_host: bool,
 ) -> Vec<EnvVar> {
     let host = policy
         .rdzv_host
@@ -89,15 +105,13 @@ fn elastic_env_vars(
             .map_or(0, trainctl_api::ReplicaSpec::replicas_or_default)
             .to_string(),
     };
+    let backend = policy
+        .rdzv_backend
+        .as_deref()
+        .unwrap_or(DEFAULT_RDZV_BACKEND);
     let mut vars = vec![
         var("PET_RDZV_ENDPOINT", format!("{host}:{port}")),
-        var(
-            "PET_RDZV_BACKEND",
-            policy
-                .rdzv_backend
-                .as_deref()
-                .unwrap_or(DEFAULT_RDZV_BACKEND),
-        ),
+        var("PET_RDZV_BACKEND", backend),
         var("PET_NNODES", nnodes),
     ];
     if let Some(max_restarts) = policy.max_restarts {
@@ -110,13 +124,29 @@ fn elastic_env_vars(
         vars.push(var("PET_RDZV_ID", id.clone()));
     }
     // Upstream panics on an empty (non-null) list; no entries means no variable.
-    if let Some(conf) = policy.rdzv_conf.as_ref().filter(|conf| !conf.is_empty()) {
-        let joined = conf
-            .iter()
-            .map(|entry| format!("{}={}", entry.key, entry.value))
-            .collect::<Vec<_>>()
-            .join(",");
-        vars.push(var("PET_RDZV_CONF", joined));
+    let mut conf: Vec<String> = policy
+        .rdzv_conf
+        .iter()
+        .flatten()
+        .map(|entry| format!("{}={}", entry.key, entry.value))
+        .collect();
+    // On a cluster only worker 0's host name is the endpoint's, so only its torchrun hosts the
+    // c10d store; on loopback every replica's is, and whichever bound the port first would host
+    // it (and take the rendezvous down with it when it dies). Say which one, as the cluster
+    // would decide (docs/semantics.md §4.3).
+    let loopback_store = matches!(addressing, Addressing::Loopback { .. })
+        && policy.rdzv_host.is_none()
+        && backend == DEFAULT_RDZV_BACKEND;
+    let user_decides = policy
+        .rdzv_conf
+        .iter()
+        .flatten()
+        .any(|entry| entry.key == IS_HOST);
+    if loopback_store && !user_decides {
+        conf.push(format!("{IS_HOST}={}", u8::from(store_host)));
+    }
+    if !conf.is_empty() {
+        vars.push(var("PET_RDZV_CONF", conf.join(",")));
     }
     if policy.standalone == Some(true) {
         // Upstream writes an empty value, which torchrun's `check_env` rejects

@@ -1,9 +1,10 @@
 //! The Kubernetes objects that stand for a job (docs/semantics.md §3): a pod and a headless service
 //! per replica slot, the PodGroup (and under Kubernetes' own gang scheduling, the Workload) under
-//! gang scheduling, and MPI's ConfigMap and launcher RBAC.
+//! gang scheduling, an elastic PyTorchJob's HorizontalPodAutoscaler, and MPI's ConfigMap and
+//! launcher RBAC.
 //!
 //! Each kind of object has its builder in a submodule (`pod`, `service`, [`podgroup`],
-//! [`workload`], [`mpi`]);
+//! [`workload`], [`hpa`], [`mpi`]);
 //! the builders use [`BuildOptions`] and [`owner_reference`] (each in a module of its own, which
 //! this one re-exports), and nothing outside `objects` is used by them but `addressing`, `env`
 //! and `naming`.
@@ -12,6 +13,7 @@
 //! order (replica types in canonical order, indices ascending).
 
 mod gang;
+pub mod hpa;
 pub mod mpi;
 mod options;
 mod owner;
@@ -20,6 +22,7 @@ pub mod podgroup;
 mod service;
 pub mod workload;
 
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use trainctl_api::{ReplicaType, TrainingJob};
@@ -47,6 +50,8 @@ pub struct JobObjects {
     pub pod_group: Option<PodGroup>,
     /// The Workload the PodGroup is made from, under Kubernetes' own gang scheduling.
     pub workload: Option<Workload>,
+    /// The HorizontalPodAutoscaler of an elastic PyTorchJob with `metrics`.
+    pub hpa: Option<HorizontalPodAutoscaler>,
     /// MPI: `<job>-config` with the hostfile, `kubexec.sh` and `discover_hosts.sh`.
     pub config_maps: Vec<ConfigMap>,
     /// MPI: the launcher's service account (to be created only if absent).
@@ -105,6 +110,7 @@ pub fn build_objects_but_pods(job: &TrainingJob, options: &BuildOptions) -> JobO
             .map(|scheduler| podgroup::build_pod_group(job, &scheduler)),
         workload: (options.gang_scheduler() == Some(GangScheduler::Kubernetes))
             .then(|| workload::build_workload(job)),
+        hpa: hpa::build_hpa(job),
         ..JobObjects::default()
     };
     if let TrainingJob::Mpi(_) = job {

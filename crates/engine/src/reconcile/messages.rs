@@ -57,9 +57,11 @@ impl<'a> Wording<'a> {
             JobKind::PyTorchJob | JobKind::PaddleJob if !self.has_master => {
                 format!("{kind} {namespace}/{name} is running.")
             }
-            JobKind::PyTorchJob | JobKind::PaddleJob | JobKind::XGBoostJob | JobKind::MPIJob => {
-                format!("{kind} {name} is running.")
-            }
+            JobKind::PyTorchJob
+            | JobKind::PaddleJob
+            | JobKind::XGBoostJob
+            | JobKind::MPIJob
+            | JobKind::MXJob => format!("{kind} {name} is running."),
         }
     }
 
@@ -78,9 +80,11 @@ impl<'a> Wording<'a> {
             JobKind::PyTorchJob | JobKind::PaddleJob if !self.has_master => {
                 format!("{kind} {namespace}/{name} successfully completed.")
             }
-            JobKind::PyTorchJob | JobKind::PaddleJob | JobKind::XGBoostJob | JobKind::MPIJob => {
-                format!("{kind} {name} is successfully completed.")
-            }
+            JobKind::PyTorchJob
+            | JobKind::PaddleJob
+            | JobKind::XGBoostJob
+            | JobKind::MPIJob
+            | JobKind::MXJob => format!("{kind} {name} is successfully completed."),
         }
     }
 
@@ -97,9 +101,10 @@ impl<'a> Wording<'a> {
                 "{kind} {namespace}/{name} has failed because {count} {replica_type} replica(s) \
                  failed."
             ),
-            _ => {
-                format!("{kind} {name} is failed because {count} {replica_type} replica(s) failed.")
-            }
+            _ => format!(
+                "{} {name} is failed because {count} {replica_type} replica(s) failed.",
+                self.kind_in_failures()
+            ),
         }
     }
 
@@ -107,8 +112,18 @@ impl<'a> Wording<'a> {
     pub(crate) fn restarting(&self, count: usize, replica_type: &ReplicaType) -> String {
         format!(
             "{} {} is restarting because {count} {replica_type} replica(s) failed.",
-            self.kind, self.name
+            self.kind_in_failures(),
+            self.name
         )
+    }
+
+    /// How the Failed and Restarting messages name the kind: `MXJob`'s upstream controller
+    /// wrote `mxjob`, the others the kind.
+    fn kind_in_failures(&self) -> &'static str {
+        match self.kind {
+            JobKind::MXJob => "mxjob",
+            kind => kind.as_str(),
+        }
     }
 
     /// The Failed message of a job past its `backoffLimit`.

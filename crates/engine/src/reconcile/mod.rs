@@ -23,6 +23,10 @@
 //!    Restarting or Running.
 //! 6. **Finish** (from 5): Succeeded or Failed, `completionTime`, cleanup, TTL.
 //!
+//! Whatever the step, a job that has a HorizontalPodAutoscaler (an elastic PyTorchJob with
+//! `metrics`) gets it applied, or deleted while suspended ([`HpaAction`]), as upstream does at
+//! every reconcile, finished jobs included.
+//!
 //! ## How restarts are counted (`backoffLimit`)
 //! `backoffLimit` counts every restart of the job's replicas **\[fix\]**: pods the engine deletes
 //! to re-create them, and in-place container restarts (`OnFailure`, `Always`) that the kubelet or
@@ -84,14 +88,15 @@ use self::messages::Wording;
 use self::replicas::ReplicaView;
 use self::restart::Assessment;
 use crate::naming;
+use crate::objects::hpa::has_hpa;
 
 pub use self::observed::{
     Observed, ObservedGang, ObservedReplica, PodGroupPhase, PodPhase, ReplicaSlot, Resource,
     RestartBackoff, Shortfall, WaitingFact,
 };
 pub use self::plan::{
-    DeleteReason, Deletion, EventType, ExitLedger, JobEvent, Plan, PodGroupAction, ReplicaExit,
-    Transition,
+    DeleteReason, Deletion, EventType, ExitLedger, HpaAction, JobEvent, Plan, PodGroupAction,
+    ReplicaExit, Transition,
 };
 pub use self::restart::is_retryable_exit_code;
 pub use crate::objects::podgroup::GangScheduler;
@@ -118,6 +123,20 @@ pub fn reconcile(job: &TrainingJob, observed: &Observed, now: Timestamp) -> Plan
         run.progress();
     }
     run.into_plan()
+}
+
+/// What to do with the job's HorizontalPodAutoscaler, as upstream's `ReconcileHPA`: none without
+/// one; deleted while the job is suspended; else applied, whatever the job's state. A job whose
+/// `metrics` were removed plans nothing, as upstream: the HPA made before stays as it was
+/// (docs/semantics.md §3).
+fn hpa_action(job: &TrainingJob) -> Option<HpaAction> {
+    has_hpa(job).then(|| {
+        if job.run_policy().is_suspended() {
+            HpaAction::Delete
+        } else {
+            HpaAction::Apply
+        }
+    })
 }
 
 /// How a job finishes.
@@ -152,6 +171,7 @@ impl<'a> Reconciliation<'a> {
     }
 
     fn into_plan(mut self) -> Plan {
+        self.plan.hpa = hpa_action(self.job);
         self.plan.delete_pods.sort_unstable();
         self.plan.delete_services.sort_unstable();
         if self.job.status() != Some(&self.status) {

@@ -63,6 +63,17 @@ pub enum PodGroupAction {
     Delete,
 }
 
+/// What to do with an elastic PyTorchJob's HorizontalPodAutoscaler (planned for the jobs that
+/// have one: [`has_hpa`](crate::objects::hpa::has_hpa)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HpaAction {
+    /// Create it, or bring it to the job's current policy (built with
+    /// [`build_hpa`](crate::objects::hpa::build_hpa)).
+    Apply,
+    /// Delete it: the job is suspended.
+    Delete,
+}
+
 /// The type of an event, as Kubernetes events have it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
@@ -298,6 +309,9 @@ pub struct Plan {
     pub delete_services: Vec<Deletion>,
     /// What to do with the gang's PodGroup, when the runtime gang-schedules.
     pub pod_group: Option<PodGroupAction>,
+    /// What to do with the job's HorizontalPodAutoscaler, when it has one. Local runtimes run
+    /// no autoscaler and ignore it.
+    pub hpa: Option<HpaAction>,
     /// The job's new status, or `None` when it did not change (nothing to write).
     pub status: Option<JobStatus>,
     /// Events to record on the job, in the order they happened.
@@ -328,6 +342,7 @@ impl Plan {
             || !self.create_services.is_empty()
             || !self.delete_services.is_empty()
             || self.pod_group.is_some()
+            || self.hpa.is_some()
             || self.status.is_some()
             || !self.events.is_empty()
             || self.requeue_after.is_some()

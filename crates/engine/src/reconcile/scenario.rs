@@ -3,7 +3,8 @@
 //! essentials of the plan.
 //!
 //! - Job: `TFJob Chief=1 Worker=2/ExitCode backoffLimit=2 deadline=60 ttl=30 clean=All`, plus the
-//!   flags `successPolicy=AllWorkers`, `dynamicWorker`, `elastic`, `suspend`, `multikueue`.
+//!   flags `successPolicy=AllWorkers`, `jobMode=MXTune`, `dynamicWorker`, `elastic`, `autoscaled`
+//!   (elastic with `metrics`: a HorizontalPodAutoscaler), `suspend`, `multikueue`.
 //!   A type without `/Policy` gets the kind's default restart policy.
 //! - Before: `new` (no status), `Created`, `Running`, `Restarting`, `Suspended`, `Succeeded`,
 //!   `Failed`, `Failed:backoff`, `Failed:deadline`, with `started=-60s` / `completed=-10s`
@@ -15,8 +16,8 @@
 //!   created yet), `waiting=gpu:2/1`, `queued=3`, `retired=2`, `backoff=10s`, `refused=worker-1`
 //!   (its creation refused with [`REFUSAL`]); `nothing`.
 //! - Plan: the conditions (`=False` marks a condition that does not hold) with the newest one's
-//!   reason and message, then what to create and delete, PodGroup, events, requeue, job deletion,
-//!   metrics, and the restart ledger when it moves. `status unchanged` when nothing is written.
+//!   reason and message, then what to create and delete, PodGroup, HPA, events, requeue, job
+//!   deletion, metrics, and the restart ledger when it moves. `status unchanged` when nothing is written.
 
 use std::fmt::Write as _;
 
@@ -32,7 +33,7 @@ use super::observed::{
     Observed, ObservedGang, ObservedReplica, PodGroupPhase, PodPhase, ReplicaSlot, Resource,
     RestartBackoff, Shortfall, WaitingFact,
 };
-use super::plan::{Deletion, EventType, Plan, PodGroupAction, ReplicaExit, Transition};
+use super::plan::{Deletion, EventType, HpaAction, Plan, PodGroupAction, ReplicaExit, Transition};
 use super::replicas::ReplicaView;
 use crate::objects::podgroup::GangScheduler;
 use crate::test_jobs::load_job;
@@ -71,6 +72,7 @@ pub(crate) fn job(shape: &str) -> TrainingJob {
             Some(("ttl", n)) => run_policy.push(format!("ttlSecondsAfterFinished: {n}")),
             Some(("clean", policy)) => run_policy.push(format!("cleanPodPolicy: {policy}")),
             Some(("successPolicy", policy)) => extra.push(format!("successPolicy: {policy}")),
+            Some(("jobMode", mode)) => extra.push(format!("jobMode: {mode}")),
             Some((replica_type, count)) => {
                 let (count, policy) = count
                     .split_once('/')
@@ -92,6 +94,11 @@ pub(crate) fn job(shape: &str) -> TrainingJob {
                 "elastic" => {
                     extra.push("elasticPolicy: {minReplicas: 1, maxReplicas: 4}".to_owned());
                 }
+                "autoscaled" => extra.push(
+                    "elasticPolicy: {minReplicas: 1, maxReplicas: 4, metrics: [{type: Resource, \
+                     resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]}"
+                        .to_owned(),
+                ),
                 "suspend" => run_policy.push("suspend: true".to_owned()),
                 "multikueue" => run_policy.push("managedBy: kueue.x-k8s.io/multikueue".to_owned()),
                 other => panic!("unknown shape token `{other}` in `{shape}`"),
@@ -362,6 +369,11 @@ pub(crate) fn essentials(plan: &Plan, observed: &Observed) -> String {
     match plan.pod_group {
         Some(PodGroupAction::Ensure) => parts.push("ensure PodGroup".to_owned()),
         Some(PodGroupAction::Delete) => parts.push("delete PodGroup".to_owned()),
+        None => {}
+    }
+    match plan.hpa {
+        Some(HpaAction::Apply) => parts.push("apply HPA".to_owned()),
+        Some(HpaAction::Delete) => parts.push("delete HPA".to_owned()),
         None => {}
     }
     // The exits read as the events a runtime records for them (once each), before the rest.

@@ -5,6 +5,9 @@
 //! - PyTorchJob, PaddleJob, XGBoostJob: the Master if present, else every worker (elastic
 //!   PyTorch: any worker).
 //! - JAXJob: every worker. MPIJob: the launcher.
+//! - MXJob: the Scheduler if present, else the Tuner, else every worker: the Scheduler of a
+//!   training job (`MXTrain`), the Tuner of a tuning job (`MXTune`), which upstream could never
+//!   see succeed, and the workers of one without parameter servers (docs/semantics.md §8).
 //!
 //! A type with zero replicas decides nothing (there is no replica to succeed).
 
@@ -68,6 +71,11 @@ fn rule(job: &TrainingJob, view: &ReplicaView<'_>) -> Option<SuccessRule> {
         TrainingJob::Mpi(_) => {
             has(view, &ReplicaType::Launcher).then_some(SuccessRule::All(ReplicaType::Launcher))
         }
+        TrainingJob::MXNet(_) => [ReplicaType::Scheduler, ReplicaType::Tuner]
+            .into_iter()
+            .find(|decider| has(view, decider))
+            .map(SuccessRule::All)
+            .or_else(all_workers),
     }
 }
 

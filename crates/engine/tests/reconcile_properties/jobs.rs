@@ -62,6 +62,18 @@ fn kind_and_types() -> impl Strategy<Value = (&'static str, Vec<TypeShape>)> {
         replica_type("Worker", 1..4).prop_map(|w| ("JAXJob", vec![w])),
         (replica_type("Launcher", 1..2), replica_type("Worker", 0..3))
             .prop_map(|(l, w)| ("MPIJob", vec![l, w])),
+        (
+            replica_type("Scheduler", 1..2),
+            replica_type("Server", 0..3),
+            replica_type("Worker", 1..4)
+        )
+            .prop_map(|(scheduler, server, worker)| ("MXJob", vec![scheduler, server, worker])),
+        (
+            replica_type("TunerTracker", 1..2),
+            replica_type("TunerServer", 0..3),
+            replica_type("Tuner", 1..2)
+        )
+            .prop_map(|(tracker, server, tuner)| ("MXJob", vec![tracker, server, tuner])),
     ]
 }
 
@@ -144,6 +156,11 @@ pub(crate) fn build(shape: &JobShape) -> TrainingJob {
     }
     if shape.elastic {
         yaml.push_str("  elasticPolicy: {minReplicas: 1, maxReplicas: 4}\n");
+    }
+    if kind == trainctl_api::JobKind::MXJob {
+        let tunes = shape.types.iter().any(|(name, _, _)| *name == "Tuner");
+        let mode = if tunes { "MXTune" } else { "MXTrain" };
+        writeln!(yaml, "  jobMode: {mode}").expect("writing to a String cannot fail");
     }
     writeln!(yaml, "  {}:", kind.replica_specs_field()).expect("writing to a String cannot fail");
     for (name, replicas, policy) in &shape.types {

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-pub use trainctl_api::resources::{GPU_RESOURCE, InvalidResource, ReplicaNeeds};
+pub use trainctl_api::resources::{ContainerLimits, GPU_RESOURCE, InvalidResource, ReplicaNeeds};
 
 /// What this machine offers replicas.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -92,14 +92,15 @@ pub fn run(
     timeout: Duration,
     group: &Arc<HookGroup>,
 ) -> Result<(), HookFailure> {
-    let mut child = Command::new("sh")
-        .args(["-c", WRAPPER, "trainctl-on-finish", command])
+    let mut hook = Command::new("sh");
+    hook.args(["-c", WRAPPER, "trainctl-on-finish", command])
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    // Not in the cgroups of a replica being started meanwhile (a server's other job).
+    let mut child = crate::process::cgroup::spawn_outside(|| hook.spawn())
         .map_err(|error| HookFailure::Start(error.to_string()))?;
     let pgid = child.id().cast_signed();
     if !group.started(pgid) {

@@ -13,6 +13,7 @@ use nix::sys::wait::WaitStatus;
 use nix::unistd::Pid;
 use tokio::sync::oneshot;
 
+use super::cgroup::Limits;
 use super::logs::LogLimit;
 use super::mounts::Mounts;
 
@@ -45,6 +46,8 @@ pub struct Launch {
     pub prefix: String,
     /// Its volumes, mounted in a mount namespace of its own; `None` without volumes.
     pub mounts: Option<Mounts>,
+    /// Its main container's limits, enforced in its cgroup where the system lets trainctl.
+    pub limits: Limits,
 }
 
 /// A started replica process.
@@ -52,8 +55,8 @@ pub struct Launch {
 pub struct StartedProcess {
     /// Its pid, also its process group's id.
     pub pid: i32,
-    /// Its exit code once it has exited: the code, or `128 + n` for signal `n`.
-    pub exit: oneshot::Receiver<i32>,
+    /// How it ended, once it has.
+    pub exit: oneshot::Receiver<Termination>,
     /// The log pump, which ends once the replica and everything it started have closed the pipe;
     /// `None` when the replica was started through the shim (whose own pump writes its log).
     pub pump: Option<tokio::task::JoinHandle<()>>,
@@ -61,13 +64,33 @@ pub struct StartedProcess {
 
 impl StartedProcess {
     /// Waits for the replica to exit (and, for a piped one, for its last lines to reach the
-    /// terminal); returns its command's exit code.
-    pub async fn exited(self) -> i32 {
-        let code = self.exit.await.unwrap_or(KILLED);
+    /// terminal); returns how its command ended.
+    pub async fn exited(self) -> Termination {
+        let ended = self.exit.await.unwrap_or(Termination::exited(KILLED));
         if let Some(pump) = self.pump {
             let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
         }
-        code
+        ended
+    }
+}
+
+/// How a replica's main process ended, as the kubelet reports a container's termination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Termination {
+    /// Its exit code: the code, or `128 + n` for signal `n`.
+    pub code: i32,
+    /// The kernel killed a process of the replica for its memory limit (`OOMKilled`).
+    pub oom_killed: bool,
+}
+
+impl Termination {
+    /// An exit with `code`, no out-of-memory kill seen.
+    #[must_use]
+    pub fn exited(code: i32) -> Termination {
+        Termination {
+            code,
+            oom_killed: false,
+        }
     }
 }
 
@@ -83,8 +106,8 @@ pub(crate) fn status_code(status: WaitStatus) -> i32 {
 /// The exit code of a process killed by `SIGKILL`.
 pub const KILLED: i32 = 128 + Signal::SIGKILL as i32;
 
-/// The children being waited for: pid → where its exit code goes (`None`: reap it quietly).
-pub(super) type Waiting = Arc<Mutex<HashMap<i32, Option<oneshot::Sender<i32>>>>>;
+/// The children being waited for: pid → where how it ended goes (`None`: reap it quietly).
+pub(super) type Waiting = Arc<Mutex<HashMap<i32, Option<oneshot::Sender<Termination>>>>>;
 
 /// The processes a [`Reaper`](super::Reaper) waits for, shared with whoever else may see them
 /// end (the [`shim`](super::shim) that is their parent).
@@ -94,7 +117,7 @@ pub struct Waiters(pub(super) Waiting);
 impl Waiters {
     /// Expects the process `pid`, whose exit code goes to `exit`: the shim's replica, which comes
     /// back to this process (its subreaper) should the shim die.
-    pub fn expect(&self, pid: i32, exit: oneshot::Sender<i32>) {
+    pub fn expect(&self, pid: i32, exit: oneshot::Sender<Termination>) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -110,15 +133,15 @@ impl Waiters {
         }
     }
 
-    /// Hands the exit code of the expected process `pid` to its waiter, if it has one.
-    pub fn deliver(&self, pid: i32, code: i32) {
+    /// Hands how the expected process `pid` ended to its waiter, if it has one.
+    pub fn deliver(&self, pid: i32, ended: Termination) {
         let exit = self
             .0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&pid);
         if let Some(Some(exit)) = exit {
-            let _ = exit.send(code);
+            let _ = exit.send(ended);
         }
     }
 }

@@ -121,7 +121,8 @@ mod tests {
 
     #[test]
     fn reaped_child_is_not_alive() {
-        let mut child = Command::new("true").spawn().expect("spawn `true`");
+        let mut child = crate::process::cgroup::spawn_outside(|| Command::new("true").spawn())
+            .expect("spawn `true`");
         let pid = i32::try_from(child.id()).expect("pid fits in i32");
         // Not reaped yet, so /proc/<pid> exists even if it already exited.
         let identity = ProcessIdentity::of(pid).expect("an unreaped child has a /proc entry");
@@ -131,7 +132,8 @@ mod tests {
 
     #[test]
     fn exited_unreaped_child_is_not_alive() {
-        let mut child = Command::new("true").spawn().expect("spawn `true`");
+        let mut child = crate::process::cgroup::spawn_outside(|| Command::new("true").spawn())
+            .expect("spawn `true`");
         let pid = i32::try_from(child.id()).expect("pid fits in i32");
         let identity = ProcessIdentity::of(pid).expect("an unreaped child has a /proc entry");
         // Wait for the exit without reaping: the child stays a zombie.

@@ -34,7 +34,9 @@ use rustix::process::{Pid as RustixPid, setpriority_process};
 use tokio::sync::oneshot;
 
 use super::cgroup;
-use super::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters, Waiting, status_code};
+use super::child::{
+    HelperCommand, KILLED, Launch, StartedProcess, Termination, Waiters, Waiting, status_code,
+};
 use super::logs::{Console, LogWriter, open_log_file, pump};
 use super::marker::{MARKER_ENV, kill_marked};
 use super::mounts;
@@ -84,14 +86,14 @@ impl Reaper {
         })
     }
 
-    /// Starts `command`; its exit code goes to `exit`, if given. A replica started into its own
+    /// Starts `command`; how it ended goes to `exit`, if given. A replica started into its own
     /// `cgroup` (see [`cgroup::spawn_inside`]) has it killed when it exits, and where it is
     /// written to `record` (for `delete` to find it should this process die).
     fn spawn(
         &self,
         command: &mut Command,
-        exit: Option<oneshot::Sender<i32>>,
-        cgroup: Option<PathBuf>,
+        exit: Option<oneshot::Sender<Termination>>,
+        cgroup: Option<cgroup::ReplicaCgroup>,
         record: Option<&Path>,
     ) -> io::Result<std::process::Child> {
         // Held across the spawn: a process that exits at once is looked up only after this; and
@@ -99,7 +101,7 @@ impl Reaper {
         let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
         let (spawned, cgroup) = match cgroup {
             Some(cgroup) => cgroup::spawn_inside(cgroup, || command.spawn()),
-            None => (command.spawn(), None),
+            None => (cgroup::spawn_outside(|| command.spawn()), None),
         };
         let child = spawned?;
         if let Some(cgroup) = cgroup {
@@ -221,7 +223,11 @@ impl Reaper {
         let (reaped, reaped_code) = oneshot::channel();
         let (sender, exit) = oneshot::channel();
         let (to_log, log_exit) = oneshot::channel();
-        let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&launch.log_path));
+        let cgroup = cgroup::make(
+            job_uid,
+            &cgroup::replica_name(&launch.log_path),
+            &launch.limits,
+        );
         let started = SystemTime::now();
         let record = cgroup_file(&launch.log_path);
         let child = self.spawn(&mut command, Some(reaped), cgroup, Some(&record))?;
@@ -230,9 +236,9 @@ impl Reaper {
         // A helper that could not start the command exits: reaped, its code unheard.
         pending.confirm()?;
         tokio::spawn(async move {
-            if let Ok(code) = reaped_code.await {
-                let _ = to_log.send(code);
-                let _ = sender.send(code);
+            if let Ok(ended) = reaped_code.await {
+                let _ = to_log.send(ended.code);
+                let _ = sender.send(ended);
             }
         });
         let log = LogWriter::starting(file, launch.log_limit, started);
@@ -308,13 +314,14 @@ fn reap(waiting: &Waiting, woken: &mpsc::Receiver<()>) {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&pid.as_raw());
+                let mut oom_killed = false;
                 if matches!(sender, Some(Some(_))) {
                     let _ = killpg(pid, Signal::SIGKILL);
-                    cgroup::release(pid.as_raw());
+                    oom_killed = cgroup::release(pid.as_raw());
                 }
                 let code = waitpid(pid, None).map_or(KILLED, status_code);
                 if let Some(Some(sender)) = sender {
-                    let _ = sender.send(code);
+                    let _ = sender.send(Termination { code, oom_killed });
                 }
             }
             Err(Errno::EINTR) => {}

@@ -45,7 +45,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, waitid, waitpid};
 
 use super::cgroup;
-use super::child::status_code;
+use super::child::{Termination, status_code};
 use super::identity::ProcessIdentity;
 use super::logs::open_log_file;
 use super::marker::{MARKER_ENV, kill_marked_where};
@@ -200,7 +200,11 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
         .iter()
         .find(|(name, _)| name == MARKER_ENV)
         .map_or("", |(_, uid)| uid.as_str());
-    let cgroup = cgroup::make(job_uid, &cgroup::replica_name(&request.log_path));
+    let cgroup = cgroup::make(
+        job_uid,
+        &cgroup::replica_name(&request.log_path),
+        &request.limits,
+    );
     command
         .env_clear()
         .envs(state.env.iter().map(|(name, value)| (name, value)))
@@ -216,7 +220,7 @@ fn start(shared: &Shared, request: &StartRequest, wake: &mpsc::Sender<()>) -> io
     // is locked.
     let (spawned, cgroup) = match cgroup {
         Some(cgroup) => cgroup::spawn_inside(cgroup, || command.spawn()),
-        None => (command.spawn(), None),
+        None => (cgroup::spawn_outside(|| command.spawn()), None),
     };
     // The command holds the pipe's write ends; the pump must see only the replica's.
     drop(command);
@@ -258,17 +262,19 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
                     .replicas
                     .get_mut(&pid.as_raw())
                     .map(|kept| (kept.exit_file.clone(), kept.pump.take()));
+                let mut oom_killed = false;
                 if let Some((exit_file, pump)) = kept {
                     let _ = killpg(pid, Signal::SIGKILL);
-                    cgroup::release(pid.as_raw());
+                    oom_killed = cgroup::release(pid.as_raw());
                     // Its last lines, and how it ended, are in its log before anyone hears that
                     // it exited.
                     if let Some(pump) = pump {
                         pump.finish(code);
                     }
                     // Written while the replica is still a zombie: whoever sees it gone finds
-                    // its code.
-                    let _ = write_private(&exit_file, format!("{code}\n").as_bytes());
+                    // how it ended.
+                    let ended = Termination { code, oom_killed };
+                    let _ = write_private(&exit_file, exit_record(ended).as_bytes());
                 }
                 let _ = waitpid(pid, None);
                 let mut state = lock(shared);
@@ -279,6 +285,7 @@ fn reap(shared: &Shared, woken: &mpsc::Receiver<()>) {
                         &Reply::Exited {
                             pid: pid.as_raw(),
                             code,
+                            oom_killed,
                         },
                     );
                 }
@@ -309,35 +316,52 @@ pub fn cgroup_file(log_path: &Path) -> PathBuf {
     log_path.with_extension("cgroup")
 }
 
-/// The exit code the shim recorded in `exit_file`, or `None` when it recorded none (yet, or
-/// ever: the shim was killed).
+/// What the shim writes to a replica's exit file: its exit code on a line, then `OOMKilled` on
+/// one when the kernel killed it for its memory limit.
+fn exit_record(ended: Termination) -> String {
+    let mut record = format!("{}\n", ended.code);
+    if ended.oom_killed {
+        record.push_str(OOM_KILLED_LINE);
+    }
+    record
+}
+
+/// The line of an exit file that says the replica was killed for its memory limit.
+const OOM_KILLED_LINE: &str = "OOMKilled\n";
+
+/// How the replica ended, as the shim recorded it in `exit_file`, or `None` when it recorded
+/// nothing (yet, or ever: the shim was killed).
 #[must_use]
-pub fn recorded_exit_code(exit_file: &Path) -> Option<i32> {
+pub fn recorded_exit(exit_file: &Path) -> Option<Termination> {
     let text = fs::read_to_string(exit_file).ok()?;
-    text.strip_suffix('\n')?.parse().ok()
+    let (code, rest) = text.split_once('\n')?;
+    Some(Termination {
+        code: code.parse().ok()?,
+        oom_killed: rest == OOM_KILLED_LINE,
+    })
 }
 
 /// Waits for a replica that this process took over from a server that died (so it is not this
 /// process's child, but the shim's) until the shim has reaped it, having written its exit code
-/// first; returns that code. A replica whose shim was killed too has none, and `None` says so:
+/// first; returns how it ended. A replica whose shim was killed too has none, and `None` says so:
 /// its exit was seen by no one, and no code is made up for it. Whatever it left running is
 /// killed then (its cgroup, and its group's processes marked as the job's).
 pub async fn adopted_exit(
     replica: ProcessIdentity,
     exit_file: PathBuf,
     job_uid: String,
-) -> Option<i32> {
+) -> Option<Termination> {
     let contained = cgroup::recorded(&exit_file.with_extension("cgroup"), &job_uid);
     while replica.exists() {
         tokio::time::sleep(ADOPTED_POLL).await;
     }
-    let code = recorded_exit_code(&exit_file);
-    if code.is_none() {
+    let ended = recorded_exit(&exit_file);
+    if ended.is_none() {
         if let Some(contained) = &contained {
-            cgroup::kill_and_remove(contained);
+            contained.kill_and_remove();
         }
         // Only the job's own processes: the group's id may be another's by now.
         kill_marked_where(&job_uid, |group| group == Some(replica.pid));
     }
-    code
+    ended
 }

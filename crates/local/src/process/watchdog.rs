@@ -48,7 +48,7 @@ use thread_priority::unix::{
 use tokio::sync::oneshot;
 
 use super::cgroup;
-use super::child::{HelperCommand, KILLED, Waiters};
+use super::child::{HelperCommand, KILLED, Termination, Waiters};
 use super::marker::{kill_marked, marked_processes};
 
 /// How long `trainctl` waits for the watchdog it killed to be gone: at once, unless the machine
@@ -165,7 +165,7 @@ pub struct Watchdog {
     pid: i32,
     input: Option<BufWriter<ChildStdin>>,
     /// The watchdog's exit code, from the reaper.
-    exit: oneshot::Receiver<i32>,
+    exit: oneshot::Receiver<Termination>,
     /// The reaper's children, the watchdog among them until it is reaped.
     waiters: Waiters,
     /// The directories handed to the watchdog to remove.
@@ -180,7 +180,7 @@ impl Watchdog {
     pub(super) fn new(
         pid: i32,
         input: BufWriter<ChildStdin>,
-        exit: oneshot::Receiver<i32>,
+        exit: oneshot::Receiver<Termination>,
         waiters: Waiters,
         helper: HelperCommand,
     ) -> Watchdog {
@@ -204,7 +204,7 @@ impl Watchdog {
     /// `done`); its exit code. Cancel-safe; once it has returned, the watchdog is to be replaced,
     /// not awaited again.
     pub async fn lost(&mut self) -> i32 {
-        (&mut self.exit).await.unwrap_or(KILLED)
+        (&mut self.exit).await.map_or(KILLED, |ended| ended.code)
     }
 
     /// The watchdog's pid.

@@ -13,7 +13,7 @@ use trainctl_api::JobConditionType;
 use trainctl_engine::reconcile::{EventType, JobEvent, ReplicaSlot, Shortfall, WaitingFact};
 
 use super::control::Coordinator;
-use super::launch::{LaunchContext, PreparedReplica, Unrunnable, prepare};
+use super::launch::{LaunchContext, PreparedReplica, prepare};
 use super::report::duration_words;
 use super::volumes::{self, Bindings};
 use super::{RunEnd, RunError, Runner};
@@ -39,6 +39,8 @@ pub enum Attempt {
     QuotaExceeded(String),
     /// The machine is too small for the job.
     NeverFits(String),
+    /// The job asks for more than its namespace's quota allows in all.
+    NeverFitsQuota(String),
 }
 
 /// Tries to admit the job `uid` with `needs` on a machine of `capacity`; on a server,
@@ -69,13 +71,13 @@ pub fn try_admit(
                     QueueVerdict::WaitForResources => (Attempt::Wait(Vec::new()), None),
                     QueueVerdict::WaitInQueue => (Attempt::Queued, None),
                     QueueVerdict::WaitForQuota(why) => (Attempt::QuotaExceeded(why), None),
-                    QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFits(why), None),
+                    QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFitsQuota(why), None),
                 }
             }
             Admission::Wait(shortfalls) => match verdict(None) {
                 QueueVerdict::WaitInQueue => (Attempt::Queued, None),
                 QueueVerdict::WaitForQuota(why) => (Attempt::QuotaExceeded(why), None),
-                QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFits(why), None),
+                QueueVerdict::NeverFitsQuota(why) => (Attempt::NeverFitsQuota(why), None),
                 QueueVerdict::Take | QueueVerdict::WaitForResources => {
                     (Attempt::Wait(shortfalls), None)
                 }
@@ -154,7 +156,8 @@ impl Runner<'_> {
                 self.waiting = vec![WaitingFact::QuotaExceeded(why)];
                 return Ok(None);
             }
-            Attempt::NeverFits(message) => message,
+            Attempt::NeverFits(message) => self.blocked_message(&message),
+            Attempt::NeverFitsQuota(why) => self.blocked_beside(&why),
         };
         self.fail_at_once(store, &message)?;
         Ok(Some(RunEnd::Failed))
@@ -167,7 +170,7 @@ impl Runner<'_> {
         let ports = BTreeMap::new();
         prepare(&self.job, &ports, &Allocation::default(), &context)
             .map(drop)
-            .map_err(|errors| cannot_run(&errors))
+            .map_err(|errors| errors.to_string())
     }
 
     /// Where and with what the job's replicas are prepared.
@@ -205,16 +208,16 @@ impl Runner<'_> {
             .release();
         let prepared = match prepare(&self.job, &ports, allocation, &self.launch_context()) {
             Ok(prepared) => prepared,
-            Err(errors) => return Ok(Err(cannot_run(&errors))),
+            Err(errors) => return Ok(Err(self.replicas_blocked_message(&errors.to_string()))),
         };
         if let Err(message) = open_files::fits(prepared.len() as u64) {
-            return Ok(Err(format!("cannot run on this machine: {message}")));
+            return Ok(Err(self.blocked_message(&message)));
         }
         let replicas = prepared
             .iter()
             .map(|(slot, replica)| (slot.to_string(), replica));
         if let Err(message) = volumes::materialize(replicas, &self.volume_paths) {
-            return Ok(Err(format!("cannot run on this machine: {message}")));
+            return Ok(Err(self.replicas_blocked_message(&message)));
         }
         self.say_volume_warnings(&prepared);
         self.changes.replicas(prepared.keys().cloned());
@@ -259,8 +262,9 @@ impl Runner<'_> {
         }
     }
 
-    /// Says that a job that waited is admitted, after how long and with which GPUs.
-    fn say_admitted(&self, allocation: &Allocation) {
+    /// Says that a job that waited is admitted, after how long and with which GPUs: on the
+    /// terminal and as the job's event `Admitted`.
+    fn say_admitted(&mut self, allocation: &Allocation) {
         let created = self
             .job
             .status()
@@ -280,13 +284,10 @@ impl Runner<'_> {
             let gpus: Vec<String> = gpus.iter().map(u32::to_string).collect();
             format!(": GPUs {}", gpus.join(","))
         };
-        self.console.say(&format!("admitted{waited}{held}"));
+        let message = format!("admitted{waited}{held}");
+        self.console.say(&message);
+        self.store_event(&JobEvent::new(EventType::Normal, "Admitted", message));
     }
-}
-
-/// The message of a job whose replicas cannot run here as written.
-fn cannot_run(unrunnable: &Unrunnable) -> String {
-    format!("cannot run on this machine: {unrunnable}")
 }
 
 #[cfg(test)]

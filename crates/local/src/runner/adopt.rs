@@ -116,12 +116,12 @@ impl Runner<'_> {
                 let slot = slot.clone();
                 // A replica that is gone is seen at once; one that runs is waited for.
                 self.exits.spawn(async move {
-                    let code = adopted_exit(replica, exit_file, uid).await;
+                    let ended = adopted_exit(replica, exit_file, uid).await;
                     Exit {
                         slot,
                         generation,
                         pid: replica.pid,
-                        code,
+                        ended,
                     }
                 });
             }

@@ -10,11 +10,12 @@ use jiff::Timestamp;
 use nix::sys::signal::Signal;
 use tokio::time::Instant;
 use trainctl_engine::reconcile::{
-    DeleteReason, Deletion, EventType, JobEvent, Plan, ReplicaExit, ReplicaSlot,
+    DeleteReason, Deletion, EventType, JobEvent, Plan, ReplicaExit, ReplicaSlot, Resource,
 };
 
-use super::pod::{AfterExit, LocalPod, PodRestart};
+use super::pod::{AfterExit, LocalPod, OOM_KILLED, PodRestart};
 use super::{Exit, Runner, Supervision, report};
+use crate::kubelet::admission::amount_words;
 use crate::process::reaper::signal_group;
 use crate::store::EventRecord;
 
@@ -97,12 +98,12 @@ impl Runner<'_> {
                 let slot = slot.clone();
                 let pid = started.pid;
                 self.exits.spawn(async move {
-                    let code = started.exited().await;
+                    let ended = started.exited().await;
                     Exit {
                         slot,
                         generation,
                         pid,
-                        code: Some(code),
+                        ended: Some(ended),
                     }
                 });
             }
@@ -164,7 +165,7 @@ impl Runner<'_> {
         let Some(pod) = self.pods.get_mut(&exit.slot) else {
             return;
         };
-        let Some(code) = exit.code else {
+        let Some(ended) = exit.ended else {
             if pod.vanished(exit.generation) {
                 self.record_event(&JobEvent {
                     type_: EventType::Warning,
@@ -175,12 +176,19 @@ impl Runner<'_> {
             }
             return;
         };
+        let code = ended.code;
         let after = pod.exited(
             exit.generation,
             code,
             Timestamp::now(),
             &self.settings.backoff,
         );
+        if after.is_some() {
+            pod.last_reason = ended.oom_killed.then_some(OOM_KILLED);
+            if ended.oom_killed {
+                self.record_oom_kill(&exit.slot, code);
+            }
+        }
         if self.reaper.lost_with_its_shim(exit.pid) {
             let pod = exit.slot.name(self.job.name());
             let message = format!(
@@ -215,31 +223,62 @@ impl Runner<'_> {
                     report::duration_words(delay),
                     policy.map_or("", PodRestart::as_str),
                 ));
-                self.record_restart(slot, code, delay, same_exits);
+                self.record_restart(slot, code, same_exits);
             }
             AfterExit::Finished(_) if code != 0 => self.console.say(&format!("{slot} {what}")),
             AfterExit::Finished(_) | AfterExit::Gone => {}
         }
     }
 
+    /// Records that the kernel killed a process of the slot's replica for its memory limit, as
+    /// the kubelet reports a container (`OOMKilled`); said on the terminal too.
+    fn record_oom_kill(&mut self, slot: &ReplicaSlot, code: i32) {
+        let limit = self
+            .prepared
+            .get(slot)
+            .and_then(|prepared| prepared.launch.limits.memory_bytes)
+            .map_or_else(
+                || "its memory limit".to_owned(),
+                |bytes| {
+                    format!(
+                        "its limit of {}",
+                        amount_words(Resource::MemoryBytes, bytes)
+                    )
+                },
+            );
+        let pod = slot.name(self.job.name());
+        self.record_event(&JobEvent::new(
+            EventType::Warning,
+            OOM_KILLED,
+            format!(
+                "the kernel killed a process of pod {pod} for using more than {limit} \
+                 (OOMKilled); the replica exited with code {code}: raise \
+                 `resources.limits.memory`, or use less"
+            ),
+        ));
+    }
+
     /// Records a process restarted in place after exiting with `code`, `same_exits` times in a
     /// row with that code.
-    fn record_restart(&mut self, slot: &ReplicaSlot, code: i32, delay: Duration, same_exits: u32) {
+    fn record_restart(&mut self, slot: &ReplicaSlot, code: i32, same_exits: u32) {
         let exit = ReplicaExit {
             slot: slot.clone(),
             exit_code: code,
             finished_at: Some(Timestamp::now()),
         };
         self.store_event(&exit.event(&self.job));
+        // About the pod, as the kubelet's, and in the same words each time (the delay is the
+        // replica's state's: `describe` says when it starts next), so that the restarts of a
+        // crash loop add up to one line.
         let pod = slot.name(self.job.name());
-        self.store_event(&JobEvent::new(
-            EventType::Warning,
-            "BackOff",
-            format!(
-                "Back-off {} restarting failed container of pod {pod}",
-                report::duration_words(delay)
+        self.store_event_about(
+            &JobEvent::new(
+                EventType::Warning,
+                "BackOff",
+                format!("Back-off restarting failed container of pod {pod}"),
             ),
-        ));
+            Some(pod),
+        );
         if same_exits == REPEATED_EXITS {
             let job = self.job.name();
             let kind = self.job.kind().singular();
@@ -282,15 +321,21 @@ impl Runner<'_> {
         self.store_event(event);
     }
 
-    /// Records an event in the job's events only (the terminal has heard of it already).
+    /// Records an event about the job in its events only (the terminal has heard of it
+    /// already).
     pub(super) fn store_event(&mut self, event: &JobEvent) {
-        self.changes.event(EventRecord {
-            time: Timestamp::now(),
-            type_: event.type_.as_str().to_owned(),
-            reason: event.reason.clone(),
-            message: event.message.clone(),
-            object: None,
-        });
+        self.store_event_about(event, None);
+    }
+
+    /// Records an event about the job (`object` `None`) or about the pod named `object`.
+    fn store_event_about(&mut self, event: &JobEvent, object: Option<String>) {
+        self.changes.event(EventRecord::once(
+            Timestamp::now(),
+            event.type_.as_str(),
+            &event.reason,
+            event.message.clone(),
+            object,
+        ));
     }
 }
 

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use trainctl_engine::reconcile::{EventType, JobEvent, Observed, reconcile};
 
 use super::control::StopRequest;
-use super::{Exit, RunEnd, RunError, Runner, end, launch, sleep_until, volumes};
+use super::{Exit, RunEnd, RunError, Runner, end, launch, preflight, sleep_until, volumes};
 use crate::process::mounts;
 use crate::store::Store;
 
@@ -40,13 +40,13 @@ impl Runner<'_> {
     pub(super) async fn drive(&mut self, store: &mut Store) -> Result<RunEnd, RunError> {
         self.announce();
         if let Err(message) = self.volumes_available() {
-            self.fail_at_once(store, &message)?;
+            self.fail_at_once(store, &self.blocked_message(&message))?;
             return Ok(RunEnd::Failed);
         }
         let needs = match launch::needs(&self.job) {
             Ok(needs) => needs,
             Err(error) => {
-                self.fail_at_once(store, &error.to_string())?;
+                self.fail_at_once(store, &self.blocked_message(&error.to_string()))?;
                 return Ok(RunEnd::Failed);
             }
         };
@@ -68,7 +68,7 @@ impl Runner<'_> {
             if !self.admitted && !checked {
                 // Before anything waits: a job that cannot run here fails now, not once admitted.
                 if let Err(message) = self.check_runnable() {
-                    self.fail_at_once(store, &message)?;
+                    self.fail_at_once(store, &self.replicas_blocked_message(&message))?;
                     return Ok(RunEnd::Failed);
                 }
                 checked = true;
@@ -189,17 +189,20 @@ impl Runner<'_> {
                 names.join(", ")
             ));
         }
-        for (replica_type, program, script) in launch::missing_scripts(&self.job) {
-            let message = format!(
-                "{replica_type}: `{script}` does not exist on this machine (the image's files are \
-                 not used locally): `{program}` will fail to open it; put the script there, or \
-                 point the command at where it is"
-            );
-            self.console.say(&format!("warning: {message}"));
+        for warning in preflight::script_warnings(&self.job) {
+            self.console.say(&format!("warning: {}", warning.message));
             self.store_event(&JobEvent::new(
                 EventType::Warning,
                 "ScriptNotFound",
-                message,
+                warning.message,
+            ));
+        }
+        if let Some(warning) = preflight::limits_warning(&self.job) {
+            self.console.say(&format!("warning: {}", warning.message));
+            self.store_event(&JobEvent::new(
+                EventType::Warning,
+                "LimitsNotEnforced",
+                warning.message,
             ));
         }
     }
@@ -221,7 +224,7 @@ impl Runner<'_> {
             return Ok(());
         }
         match mounts::unavailable() {
-            Some(why) => Err(format!("cannot mount the replicas' volumes: {why}")),
+            Some(why) => Err(format!("the replicas' volumes cannot be mounted: {why}")),
             None => Ok(()),
         }
     }

@@ -28,7 +28,7 @@ use super::launch::PreparedReplica;
 use super::pod::LocalPod;
 use super::write_behind::WRITE_DELAY;
 use super::{ReplicaSummary, RunEnd, RunError, Runner, report, sleep_until};
-use crate::notify::{self, Delivery, FailedReplica, FinalState, Notification};
+use crate::notify::{self, Delivery, FailedReplica, FinalState, Notification, NotifySettings};
 use crate::process::marker::kill_marked;
 use crate::process::reaper::signal_group;
 use crate::store::{ReplicaState, Store};
@@ -124,7 +124,7 @@ impl Runner<'_> {
                         watchdog.forget(exit.pid);
                     }
                     if let Some(pod) = self.pods.get_mut(&exit.slot) {
-                        exited_while_stopping(pod, exit.generation, exit.code);
+                        exited_while_stopping(pod, exit.generation, exit.ended.map(|ended| ended.code));
                     }
                     self.changes.replica(exit.slot);
                 }
@@ -153,19 +153,30 @@ impl Runner<'_> {
 
     /// Starts the notification of a job that ended as `end`, whose replicas ended as
     /// `replicas`: only a job that succeeded or failed by itself is notified, and only when
-    /// someone is to be told.
+    /// someone is to be told: the run's recipients (`--on-finish`, `--webhook`), and the job's
+    /// own command (`submit --on-finish`), which is delivered on its own, unawaited.
     pub(super) fn notify(&self, end: RunEnd, replicas: &[ReplicaSummary]) -> Option<Delivery> {
         let state = final_state(end)?;
         let settings = &self.settings.notify;
-        if settings.is_empty() {
+        let own = notify::job_command(&self.logs_dir).map(|command| NotifySettings {
+            on_finish: Some(command),
+            webhooks: Vec::new(),
+            timeout: settings.timeout,
+        });
+        if settings.is_empty() && own.is_none() {
             return None;
         }
         let failed = match state {
             FinalState::Failed => failed_replicas(replicas, &self.prepared),
             FinalState::Succeeded => Vec::new(),
         };
-        let notification = Notification::new(self.job.clone(), state);
-        Some(notify::deliver(settings, notification, failed))
+        let mut notification = Notification::new(self.job.clone(), state);
+        notification.cause = super::failure_cause(&self.job, &self.records());
+        if let Some(own) = own {
+            // Its outcome is logged; it goes on as long as this process does.
+            drop(notify::deliver(&own, notification.clone(), failed.clone()));
+        }
+        (!settings.is_empty()).then(|| notify::deliver(settings, notification, failed))
     }
 
     /// Says which replicas are still taking their grace period after `SIGTERM`, and when they
@@ -222,6 +233,10 @@ fn stop_pods(
         pod.restart_due = None;
         if let Some(running) = pod.running {
             pod.stopped = true;
+            // The last exit code was an earlier start's: until this one's stop is seen, the
+            // record shows none rather than a crash that is over.
+            pod.exit_code = None;
+            pod.last_reason = None;
             if pod.deleting.is_none() {
                 pod.deleting = Some(now + grace_of(slot));
                 stopping.terminate.push(running.pid);
@@ -249,13 +264,19 @@ fn stop_pods(
 }
 
 /// A pod's process of `generation` exited with `code` while the run stops: the pod keeps its
-/// phase (it was stopped, not ended by its own doing) and records the code. An exit of an older
-/// start changes nothing.
+/// phase (it was stopped, not ended by its own doing) and records the code; one that exited 0
+/// ended well (it finished as the job did, or on `SIGTERM` as asked) and is `Succeeded`, as
+/// the kubelet reports a container that exits 0. An exit of an older start changes nothing.
 fn exited_while_stopping(pod: &mut LocalPod, generation: u64, code: Option<i32>) {
     if pod.running.is_some_and(|r| r.generation == generation) {
         pod.running = None;
         // Unknown (no one saw the exit) is recorded as unknown, never as a made-up code.
         pod.exit_code = code;
+        if code == Some(0) {
+            pod.stopped = false;
+            pod.phase = PodPhase::Succeeded;
+            pod.finished_at.get_or_insert_with(Timestamp::now);
+        }
     }
 }
 
@@ -410,6 +431,7 @@ mod notification_tests {
                 },
                 prefix: String::new(),
                 mounts: None,
+                limits: crate::process::cgroup::Limits::default(),
             },
             policy: PodRestart::Never,
             port: None,

@@ -16,9 +16,10 @@ use trainctl_engine::reconcile::ReplicaSlot;
 
 use crate::kubelet::admission::Allocation;
 use crate::kubelet::env::{EnvContext, resolve_env};
-use crate::kubelet::resources::{InvalidResource, NodeCapacity, ReplicaNeeds};
+use crate::kubelet::resources::{ContainerLimits, InvalidResource, NodeCapacity, ReplicaNeeds};
 use crate::kubelet::volumes::{self, ClaimPaths, ReplicaVolumes, VolumeContext, VolumeDirs};
 use crate::process::Launch;
+use crate::process::cgroup::Limits;
 use crate::process::logs::{Console, LogLimit};
 use crate::process::mounts::{self, Mounts};
 use crate::runner::pod::PodRestart;
@@ -48,6 +49,8 @@ pub struct PreparedReplica {
 pub struct LaunchError {
     /// The replica, e.g. `worker-1`.
     pub replica: String,
+    /// Its type.
+    pub replica_type: ReplicaType,
     /// What is wrong and what would be right.
     pub message: String,
 }
@@ -202,6 +205,7 @@ pub fn prepare(
                 unrunnable.generic.push(generic);
                 unrunnable.errors.push(LaunchError {
                     replica: slot.to_string(),
+                    replica_type: slot.replica_type.clone(),
                     message,
                 });
             }
@@ -279,6 +283,7 @@ fn prepare_one(
         .max(0)
         .unsigned_abs();
     let policy = PodRestart::parse(spec.restart_policy.as_deref());
+    let limits = ContainerLimits::of(container).map_err(|error| error.to_string())?;
     Ok(PreparedReplica {
         launch: Launch {
             argv,
@@ -289,6 +294,7 @@ fn prepare_one(
             log_limit: context.log_limit,
             prefix,
             mounts,
+            limits: Limits::from(limits),
         },
         policy,
         port: None,
@@ -396,6 +402,7 @@ pub fn needs(job: &TrainingJob) -> Result<Vec<ReplicaNeeds>, LaunchError> {
             let needs = ReplicaNeeds::of_pod(replica_type.clone(), index, pod_spec).map_err(
                 |error: InvalidResource| LaunchError {
                     replica: ReplicaSlot::new(replica_type.clone(), index).to_string(),
+                    replica_type: replica_type.clone(),
                     message: error.to_string(),
                 },
             )?;
@@ -458,12 +465,31 @@ const INTERPRETERS: [&str; 10] = [
     "deepspeed",
 ];
 
+/// A script a replica type's interpreter runs that is not here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingScript {
+    /// The replica type.
+    pub replica_type: ReplicaType,
+    /// The interpreter (`python`).
+    pub program: String,
+    /// The script, as the command names it.
+    pub script: String,
+    /// Where the replica starts, from which a relative script is looked for.
+    pub working_dir: PathBuf,
+}
+
+/// What a script an interpreter runs ends with, to tell a relative script from an option's value
+/// (`torchrun --nproc_per_node 2 train.py`).
+const SCRIPT_EXTENSIONS: [&str; 8] = ["py", "sh", "bash", "js", "pl", "rb", "R", "jl"];
+
 /// The scripts the job's replicas run that do not exist on this machine: for each replica
-/// type, `(program, script)` when its main container runs an interpreter on an absolute path
-/// that is not here (`python /opt/model/train.py`: the image's files are not used locally).
-/// Such a replica would start, fail, and restart for ever under `OnFailure`.
+/// type, `(program, script)` when its main container runs an interpreter on a script that is not
+/// here, by absolute path (`python /opt/model/train.py`: the image's files are not used locally)
+/// or relative to its working directory, the container's `workingDir` or else this process's
+/// (`python examples/python/train.py`, run from another directory). Such a replica would
+/// start, fail, and restart for ever under `OnFailure`.
 #[must_use]
-pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> {
+pub fn missing_scripts(job: &TrainingJob) -> Vec<MissingScript> {
     let mut missing = Vec::new();
     for (replica_type, spec) in job.replica_specs().iter() {
         let Some(pod_spec) = spec.template.spec.as_ref() else {
@@ -490,13 +516,40 @@ pub fn missing_scripts(job: &TrainingJob) -> Vec<(ReplicaType, String, String)> 
             name.strip_prefix(known)
                 .is_some_and(|version| version.chars().all(|c| c.is_ascii_digit() || c == '.'))
         });
-        let script = rest.iter().find(|arg| !arg.starts_with('-'));
+        // `python -m module`, `bash -c 'text'`: what follows is no script.
+        let script = rest
+            .iter()
+            .take_while(|arg| !matches!(arg.as_str(), "-m" | "-c"))
+            .find(|arg| !arg.starts_with('-'));
+        let Some(script) = script.filter(|_| interpreter) else {
+            continue;
+        };
+        let path = Path::new(script.as_str());
+        let looks_like_script = path.is_absolute()
+            || path
+                .extension()
+                .and_then(|extension| extension.to_str())
+                .is_some_and(|extension| SCRIPT_EXTENSIONS.contains(&extension));
+        let working_dir = container.working_dir.as_deref().map(Path::new);
+        let seen_as = match working_dir {
+            Some(dir) => dir.join(path),
+            None => path.to_path_buf(),
+        };
         // A script in a volume is there once the volumes are mounted.
-        if let Some(script) = script.filter(|script| interpreter && script.starts_with('/'))
-            && !in_volume(job, replica_type, Path::new(script.as_str()))
-            && !Path::new(script.as_str()).exists()
+        if looks_like_script
+            && !in_volume(job, replica_type, &seen_as)
+            && working_dir.is_none_or(|dir| !in_volume(job, replica_type, dir))
+            && !seen_as.exists()
         {
-            missing.push((replica_type.clone(), (*program).clone(), (*script).clone()));
+            missing.push(MissingScript {
+                replica_type: replica_type.clone(),
+                program: (*program).clone(),
+                script: (*script).clone(),
+                working_dir: working_dir.map_or_else(
+                    || std::env::current_dir().unwrap_or_default(),
+                    Path::to_path_buf,
+                ),
+            });
         }
     }
     missing

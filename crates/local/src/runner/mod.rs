@@ -25,11 +25,13 @@
 mod admit;
 mod adopt;
 mod apply;
+mod cause;
 mod control;
 mod drive;
 mod end;
 mod launch;
 mod pod;
+mod preflight;
 mod remove;
 mod report;
 mod volumes;
@@ -51,15 +53,18 @@ use trainctl_engine::reconcile::{ExitLedger, ReplicaSlot, RestartBackoff, Waitin
 
 use crate::kubelet::resources::NodeCapacity;
 use crate::notify::{Delivery, NotifySettings};
+use crate::process::child::Termination;
 use crate::process::identity::ProcessIdentity;
 use crate::process::logs::{Console, LogLimit};
 use crate::process::watchdog::Watchdog;
 use crate::process::{HelperCommand, Reaper};
 use crate::store::{JobRecord, Store, StoreError};
 
+pub use self::cause::failure_cause;
 pub use self::control::{Coordinator, StopRequest, Stops};
 pub use self::launch::{LaunchError, TENSORBOARD_DIR_ENV};
 pub use self::pod::PodRestart;
+pub use self::preflight::{Finding, Machine, Preflight, check};
 pub use self::remove::{RemoveError, remove_unowned_job};
 pub use self::report::ReplicaSummary;
 pub use crate::kubelet::admission::ResourceHold;
@@ -278,7 +283,7 @@ async fn drive_record(
         store.set_owner(&record.uid, Some(me))?;
     }
     let logs_dir = store.logs_dir(&record.uid);
-    let volume_paths = VolumePaths::of(store, &record.uid);
+    let volume_paths = VolumePaths::of(store.layout(), &record.uid);
     let bindings = Bindings::read(store, &record.namespace)?;
     let taken_over = record.owner != Some(me);
     let mut runner = Runner {
@@ -333,8 +338,8 @@ struct Exit {
     generation: u64,
     pid: i32,
     /// `None` when no one saw the exit (a replica taken over from a server that died with its
-    /// shim): its code is unknown.
-    code: Option<i32>,
+    /// shim): how it ended is unknown.
+    ended: Option<Termination>,
 }
 
 /// A run in progress.

@@ -9,6 +9,9 @@ use trainctl_engine::reconcile::{ObservedReplica, PodPhase, RestartBackoff};
 
 use crate::store::{ReplicaRecord, ReplicaState};
 
+/// The kubelet's reason for a container the kernel killed for its memory limit.
+pub const OOM_KILLED: &str = "OOMKilled";
+
 /// A container that ran this long without trouble starts its back-off afresh (the kubelet's
 /// rule).
 const BACKOFF_RESET_AFTER: Duration = Duration::from_secs(600);
@@ -107,6 +110,8 @@ pub struct LocalPod {
     pub last_started: Option<Timestamp>,
     /// How many exits in a row had the same code as the last one.
     pub same_exits: u32,
+    /// Why the last process ended, where the kernel said: [`OOM_KILLED`].
+    pub last_reason: Option<&'static str>,
     /// The pod-level restart policy.
     pub policy: PodRestart,
     /// Back-off steps taken since the last reset.
@@ -133,6 +138,7 @@ impl LocalPod {
             suspended: false,
             last_started: None,
             same_exits: 0,
+            last_reason: None,
             policy,
             backoff_step: 0,
             starts: 0,
@@ -268,7 +274,10 @@ impl LocalPod {
             } else {
                 None
             },
-            reason: None,
+            reason: self
+                .last_reason
+                .filter(|_| self.is_finished())
+                .map(str::to_owned),
             message: None,
             restart_count: self.restart_count,
             deleting: self.deleting.is_some(),

@@ -90,7 +90,7 @@ pub fn remove_unowned_job(store: &mut Store, record: &JobRecord) -> Result<usize
         });
     for file in recorded {
         if let Some(contained) = cgroup::recorded(&file, &record.uid) {
-            cgroup::kill_and_remove(&contained);
+            contained.kill_and_remove();
         }
     }
     kill_marked(&record.uid);

@@ -8,7 +8,7 @@ use trainctl_api::{ReplicaType, TrainingJob};
 
 use crate::kubelet::volumes::ClaimPaths;
 use crate::runner::launch::{PreparedReplica, VolumeSetup};
-use crate::store::{Store, StoreError};
+use crate::store::{Layout, Store, StoreError};
 
 /// The claims bound to a directory of the user's, as the store had them.
 #[derive(Debug, Default)]
@@ -44,13 +44,13 @@ pub(super) struct VolumePaths {
 }
 
 impl VolumePaths {
-    /// The job `uid`'s, in `store`'s state directory.
-    pub(super) fn of(store: &Store, uid: &str) -> VolumePaths {
+    /// The job `uid`'s, in the state directory laid out as `layout`.
+    pub(super) fn of(layout: Layout<'_>, uid: &str) -> VolumePaths {
         VolumePaths {
-            claims_dir: store.claims_dir(),
-            pods_dir: store.pods_dir(uid),
-            staging: store.staging_dir(),
-            tensorboard: store.tensorboard_dir(uid),
+            claims_dir: layout.claims_dir(),
+            pods_dir: layout.pods_dir(uid),
+            staging: layout.staging_dir(),
+            tensorboard: layout.tensorboard_dir(uid),
         }
     }
 
@@ -60,7 +60,7 @@ impl VolumePaths {
     }
 
     /// The setup of the replicas' volumes, with these bindings.
-    pub(super) fn setup<'a>(&'a self, bindings: &'a Bindings) -> VolumeSetup<'a> {
+    pub(super) fn setup<'a>(&'a self, bindings: &'a dyn ClaimPaths) -> VolumeSetup<'a> {
         VolumeSetup {
             bindings,
             claims_dir: &self.claims_dir,

@@ -145,6 +145,14 @@ impl Runner<'_> {
             .collect()
     }
 
+    /// The records of the prepared slots, as they stand.
+    pub(super) fn records(&self) -> Vec<ReplicaRecord> {
+        self.prepared
+            .keys()
+            .filter_map(|slot| self.record_of(slot))
+            .collect()
+    }
+
     /// The record of a prepared slot.
     fn record_of(&self, slot: &ReplicaSlot) -> Option<ReplicaRecord> {
         let prepared = self.prepared.get(slot)?;
@@ -170,13 +178,23 @@ impl Runner<'_> {
             restarts: self.restarts_of(slot),
             pod_restarts: pod.map_or(0, |pod| pod.restart_count),
             exit_code: pod.and_then(|pod| pod.exit_code),
-            reason: pod.and_then(next_start),
+            reason: pod.and_then(reason_of),
             // The latest start: what `describe` shows (the pod's first start is the engine's).
             started_at: pod.and_then(|pod| pod.last_started.or(pod.started_at)),
             finished_at: pod.and_then(|pod| pod.finished_at),
             log_path: prepared.launch.log_path.clone(),
         }
     }
+}
+
+/// The reason of a pod's state: when it starts again, for one in back-off; `OOMKilled` for one
+/// that ended by the kernel's out-of-memory kill (its `last_reason`).
+fn reason_of(pod: &LocalPod) -> Option<String> {
+    next_start(pod).or_else(|| {
+        pod.last_reason
+            .filter(|_| pod.is_finished())
+            .map(str::to_owned)
+    })
 }
 
 /// When a pod in back-off starts again, as the reason of its `CrashLoopBackOff` state

@@ -21,7 +21,8 @@ pub struct JobUpdate<'a> {
 pub struct JobChanges<'a> {
     /// The job's new object, when it changed.
     pub job: Option<JobUpdate<'a>>,
-    /// Events to append, in order.
+    /// Events to record, in order, each as [`Store::append_event`] does (added to the series
+    /// of an alike one).
     pub events: &'a [EventRecord],
     /// Replica records to insert or replace.
     pub replicas: &'a [ReplicaRecord],

@@ -47,7 +47,8 @@ pub(crate) fn job_record(name: &str, owner: Option<ProcessIdentity>) -> JobRecor
 
 /// The identity of a process that has exited and been reaped.
 pub(crate) fn dead_process() -> ProcessIdentity {
-    let mut child = Command::new("true").spawn().expect("spawn `true`");
+    let mut child = crate::process::cgroup::spawn_outside(|| Command::new("true").spawn())
+        .expect("spawn `true`");
     let pid = i32::try_from(child.id()).expect("pid fits in i32");
     let identity = ProcessIdentity::of(pid).expect("an unreaped child has a /proc entry");
     child.wait().expect("reap the child");
@@ -135,11 +136,11 @@ pub(crate) fn failed_replica(
 
 /// A `Normal` event with this reason, now.
 pub(crate) fn event(reason: &str) -> EventRecord {
-    EventRecord {
-        time: Timestamp::now(),
-        type_: "Normal".to_owned(),
-        reason: reason.to_owned(),
-        message: format!("{reason} happened"),
-        object: None,
-    }
+    EventRecord::once(
+        Timestamp::now(),
+        "Normal",
+        reason,
+        format!("{reason} happened"),
+        None,
+    )
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
-use trainctl_api::{JobKind, TrainingJob, jax, mpi, paddle, pytorch, tensorflow, xgboost};
+use trainctl_api::{JobKind, TrainingJob, jax, mpi, mxnet, paddle, pytorch, tensorflow, xgboost};
 
 use super::codec::{
     corrupt, decode, decode_companions, encode, encode_companions, identity_columns, narrow,
@@ -323,6 +323,7 @@ fn decode_job(kind: JobKind, object: &str) -> Result<TrainingJob, String> {
         JobKind::PaddleJob => TrainingJob::Paddle(decode::<paddle::PaddleJob>(object)?),
         JobKind::JAXJob => TrainingJob::Jax(decode::<jax::JAXJob>(object)?),
         JobKind::MPIJob => TrainingJob::Mpi(decode::<mpi::MPIJob>(object)?),
+        JobKind::MXJob => TrainingJob::MXNet(decode::<mxnet::MXJob>(object)?),
     })
 }
 

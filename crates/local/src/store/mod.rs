@@ -21,6 +21,7 @@ mod error;
 mod events;
 mod holds;
 mod jobs;
+mod layout;
 pub mod queries;
 mod quotas;
 mod records;
@@ -43,10 +44,13 @@ pub use changes::{JobChanges, JobUpdate};
 pub use claims::ClaimBinding;
 pub use config_objects::ConfigObjectRecord;
 pub use error::StoreError;
+pub use events::COMBINED;
 pub use jobs::Replaced;
+pub use layout::Layout;
 pub use quotas::QuotaRecord;
 pub use records::{
     EventRecord, JobRecord, NEXT_START, ReplicaRecord, ReplicaState, UnknownReplicaState,
+    replicas_reason,
 };
 
 /// The database file in the state directory.
@@ -109,41 +113,40 @@ impl Store {
         &self.path
     }
 
-    /// The directory of a job's log files, `<state dir>/logs/<uid>` (created by the runtime, not
-    /// here).
+    /// Where the state directory keeps what is not in this database.
+    #[must_use]
+    pub fn layout(&self) -> Layout<'_> {
+        Layout(&self.state_dir)
+    }
+
+    /// [`Layout::logs_dir`].
     #[must_use]
     pub fn logs_dir(&self, job_uid: &str) -> PathBuf {
-        self.state_dir.join("logs").join(job_uid)
+        self.layout().logs_dir(job_uid)
     }
 
-    /// The directory of the claims bound to no directory of the user's,
-    /// `<state dir>/volumes/<namespace>/<claim>` (made on first use, kept until deleted).
+    /// [`Layout::claims_dir`].
     #[must_use]
     pub fn claims_dir(&self) -> PathBuf {
-        self.state_dir.join("volumes")
+        self.layout().claims_dir()
     }
 
-    /// The directory of a job's ConfigMap, Secret and emptyDir volumes,
-    /// `<state dir>/pods/<uid>/<replica>/<volume>`, removed with the job.
+    /// [`Layout::pods_dir`].
     #[must_use]
     pub fn pods_dir(&self, job_uid: &str) -> PathBuf {
-        self.state_dir.join("pods").join(job_uid)
+        self.layout().pods_dir(job_uid)
     }
 
-    /// The directory offered to a job's replicas for their TensorBoard event files,
-    /// `<state dir>/tensorboard/<uid>` (its path in [`TENSORBOARD_DIR_ENV`]); kept with the job,
-    /// removed when it is deleted or replaced.
-    ///
-    /// [`TENSORBOARD_DIR_ENV`]: crate::runner::TENSORBOARD_DIR_ENV
+    /// [`Layout::tensorboard_dir`].
     #[must_use]
     pub fn tensorboard_dir(&self, job_uid: &str) -> PathBuf {
-        self.state_dir.join("tensorboard").join(job_uid)
+        self.layout().tensorboard_dir(job_uid)
     }
 
-    /// The empty directory where a replica's mount namespace puts its new root together.
+    /// [`Layout::staging_dir`].
     #[must_use]
     pub fn staging_dir(&self) -> PathBuf {
-        self.state_dir.join("mnt")
+        self.layout().staging_dir()
     }
 }
 

@@ -8,7 +8,8 @@ use rusqlite::{Row, params};
 use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
 
-use super::codec::{corrupt, decode, parse_identity, parse_timestamp, sqlite};
+use super::codec::{corrupt, decode, parse_identity, sqlite};
+use super::events::EventRow;
 use super::{EventRecord, Store, StoreError};
 
 /// Which jobs' events [`Store::events_after`] reads; every field left `None` selects all.
@@ -25,8 +26,8 @@ pub struct EventScope<'a> {
 /// An event with the job it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobEventRecord {
-    /// The event's row id: it grows with every event appended, so a reader that has seen up to
-    /// an id asks for what came after it.
+    /// The event's row id: it grows with every event recorded (a series that grows is written
+    /// again under a new id), so a reader that has seen up to an id asks for what came after it.
     pub id: i64,
     /// The job's uid.
     pub job_uid: String,
@@ -86,8 +87,8 @@ impl Store {
         Ok(holds)
     }
 
-    /// The events of the jobs in `scope` appended after the event `after` (`0`: all of them),
-    /// in the order they were appended.
+    /// The events of the jobs in `scope` recorded after the event `after` (`0`: all of them),
+    /// each series once, oldest last occurrence first.
     pub fn events_after(
         &self,
         scope: EventScope<'_>,
@@ -97,8 +98,9 @@ impl Store {
         let mut statement = self
             .conn
             .prepare_cached(
-                "SELECT events.id, events.time, events.type, events.reason, events.message,
-                        events.object, jobs.uid, jobs.namespace, jobs.kind, jobs.name
+                "SELECT events.id, events.time, COALESCE(events.first_time, events.time),
+                        events.count, events.type, events.reason, events.message, events.object,
+                        jobs.uid, jobs.namespace, jobs.kind, jobs.name
                  FROM events JOIN jobs ON jobs.uid = events.job_uid
                  WHERE events.id > ?1
                    AND (?2 IS NULL OR jobs.namespace = ?2)
@@ -128,12 +130,7 @@ impl Store {
 
 /// A row of [`Store::events_after`]'s query, before its values are checked.
 struct JobEventRow {
-    id: i64,
-    time: String,
-    type_: String,
-    reason: String,
-    message: String,
-    object: Option<String>,
+    event: EventRow,
     job_uid: String,
     namespace: String,
     kind: String,
@@ -143,21 +140,15 @@ struct JobEventRow {
 impl JobEventRow {
     fn read(row: &Row<'_>) -> rusqlite::Result<Self> {
         Ok(JobEventRow {
-            id: row.get(0)?,
-            time: row.get(1)?,
-            type_: row.get(2)?,
-            reason: row.get(3)?,
-            message: row.get(4)?,
-            object: row.get(5)?,
-            job_uid: row.get(6)?,
-            namespace: row.get(7)?,
-            kind: row.get(8)?,
-            name: row.get(9)?,
+            event: EventRow::read(row, 0)?,
+            job_uid: row.get(8)?,
+            namespace: row.get(9)?,
+            kind: row.get(10)?,
+            name: row.get(11)?,
         })
     }
 
     fn into_record(self, path: &Path) -> Result<JobEventRecord, StoreError> {
-        let id = self.id;
         let kind = self
             .kind
             .parse()
@@ -169,15 +160,8 @@ impl JobEventRow {
                 )
             })?;
         Ok(JobEventRecord {
-            id,
-            event: EventRecord {
-                time: parse_timestamp(&self.time)
-                    .map_err(|detail| corrupt(path, format!("time of event {id}"), detail))?,
-                type_: self.type_,
-                reason: self.reason,
-                message: self.message,
-                object: self.object,
-            },
+            id: self.event.id(),
+            event: self.event.into_record(path)?,
             job_uid: self.job_uid,
             namespace: self.namespace,
             kind,
@@ -188,27 +172,16 @@ impl JobEventRow {
 
 #[cfg(test)]
 mod tests {
-    use jiff::Timestamp;
     use serde::{Deserialize, Serialize};
 
     use super::*;
     use crate::process::identity::ProcessIdentity;
     use crate::store::JobRecord;
-    use crate::store::fixtures::{dead_process, job_record, pytorch_record, state_dir};
+    use crate::store::fixtures::{dead_process, event, job_record, pytorch_record, state_dir};
 
     /// A hold as these tests reserve it.
     #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
     struct Gpus(Vec<u32>);
-
-    fn event(reason: &str) -> EventRecord {
-        EventRecord {
-            time: Timestamp::now(),
-            type_: "Normal".to_owned(),
-            reason: reason.to_owned(),
-            message: format!("{reason} happened"),
-            object: None,
-        }
-    }
 
     #[test]
     fn live_holds_are_those_of_unfinished_jobs_whose_owner_lives() {

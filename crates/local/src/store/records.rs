@@ -176,11 +176,17 @@ impl ReplicaRecord {
     }
 }
 
-/// An event about a job, like a Kubernetes Event.
+/// An event about a job, like a Kubernetes Event: one occurrence, or a series of alike ones as
+/// the store keeps them (`count` times, from `first_time` to `time`; Kubernetes' `count`,
+/// `firstTimestamp` and `lastTimestamp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRecord {
-    /// When it happened.
+    /// When it (last) happened.
     pub time: Timestamp,
+    /// When it first happened: `time`, for one occurrence.
+    pub first_time: Timestamp,
+    /// How many times it happened: 1, for one occurrence.
+    pub count: u32,
     /// `Normal` or `Warning`.
     pub type_: String,
     /// A machine-readable reason in CamelCase (`SuccessfulCreatePod`).
@@ -189,6 +195,51 @@ pub struct EventRecord {
     pub message: String,
     /// The object concerned (a replica's name), when not the job itself.
     pub object: Option<String>,
+}
+
+impl EventRecord {
+    /// One occurrence, at `time`, of an event about the job (`object`: `None`) or about one of
+    /// its replicas (its pod's name).
+    #[must_use]
+    pub fn once(
+        time: Timestamp,
+        type_: &str,
+        reason: &str,
+        message: String,
+        object: Option<String>,
+    ) -> EventRecord {
+        EventRecord {
+            time,
+            first_time: time,
+            count: 1,
+            type_: type_.to_owned(),
+            reason: reason.to_owned(),
+            message,
+            object,
+        }
+    }
+}
+
+/// Why a job in `state` ([`JobRecord::state`]) whose replicas do not get on says so in its row
+/// (`get -o wide`'s REASON, the dashboard's Jobs page): `CrashLoopBackOff` when it is `Running`
+/// or `Restarting` and each of its replicas that has not ended (`Succeeded`, `Failed`,
+/// `Stopped`) is waiting out a restart back-off, as kubectl shows a crash-looping pod's STATUS.
+/// `None` when one runs, waits otherwise, or none is left.
+#[must_use]
+pub fn replicas_reason(state: &str, replicas: &[ReplicaRecord]) -> Option<&'static str> {
+    if state != "Running" && state != "Restarting" {
+        return None;
+    }
+    let mut left = replicas.iter().filter(|replica| {
+        !matches!(
+            replica.state,
+            ReplicaState::Succeeded | ReplicaState::Failed | ReplicaState::Stopped
+        )
+    });
+    let first = left.next()?;
+    (first.state == ReplicaState::CrashLoopBackOff
+        && left.all(|replica| replica.state == ReplicaState::CrashLoopBackOff))
+    .then_some(ReplicaState::CrashLoopBackOff.as_str())
 }
 
 #[cfg(test)]
@@ -201,5 +252,55 @@ mod tests {
             assert_eq!(state.as_str().parse::<ReplicaState>(), Ok(state));
         }
         assert!("running".parse::<ReplicaState>().is_err());
+    }
+
+    #[test]
+    fn a_job_says_crash_loop_back_off_when_each_replica_left_waits_out_a_back_off() {
+        use ReplicaState::{CrashLoopBackOff, Failed, Pending, Running, Stopped, Succeeded};
+        use trainctl_api::ReplicaType;
+
+        use crate::store::fixtures::pending_replica;
+
+        let replicas = |states: &[ReplicaState]| -> Vec<ReplicaRecord> {
+            states
+                .iter()
+                .zip(0..)
+                .map(|(&state, index)| ReplicaRecord {
+                    state,
+                    ..pending_replica("uid", ReplicaType::Worker, index)
+                })
+                .collect()
+        };
+        for (states, reason) in [
+            (&[CrashLoopBackOff][..], Some("CrashLoopBackOff")),
+            (
+                &[CrashLoopBackOff, CrashLoopBackOff],
+                Some("CrashLoopBackOff"),
+            ),
+            // Those that ended do not keep the others from saying so.
+            (
+                &[Succeeded, CrashLoopBackOff, Stopped],
+                Some("CrashLoopBackOff"),
+            ),
+            (&[CrashLoopBackOff, Running], None),
+            (&[Pending, CrashLoopBackOff], None),
+            (&[Failed, Stopped], None),
+            (&[], None),
+        ] {
+            assert_eq!(
+                replicas_reason("Running", &replicas(states)),
+                reason,
+                "{states:?}"
+            );
+        }
+        let looping = replicas(&[CrashLoopBackOff]);
+        assert_eq!(
+            replicas_reason("Restarting", &looping),
+            Some("CrashLoopBackOff")
+        );
+        // A job whose trainctl process is gone runs nothing, whatever its replicas last were.
+        for state in ["Lost", "Failed", "Suspended", "Pending"] {
+            assert_eq!(replicas_reason(state, &looping), None, "{state}");
+        }
     }
 }

@@ -184,6 +184,17 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (kind, namespace, name)
     ) STRICT, WITHOUT ROWID;
     ",
+    // 8: events as series, as Kubernetes counts them (`count`, `firstTimestamp`): an event alike
+    // an earlier one of its job adds to that one's row (`events::append`). `first_time` NULL:
+    // the same as `time` (a row written before). `combined`: the row that takes the similar
+    // events of its group once they are many. The index finds an event's group.
+    "
+    ALTER TABLE events ADD COLUMN count INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1);
+    ALTER TABLE events ADD COLUMN first_time TEXT;
+    ALTER TABLE events ADD COLUMN combined INTEGER NOT NULL DEFAULT 0
+        CHECK (combined = 0 OR combined = 1);
+    CREATE INDEX events_by_reason ON events (job_uid, reason);
+    ",
 ];
 
 /// The schema version this binary writes: the number of migrations.

@@ -5,7 +5,8 @@
 //! 1. **delete** the planned pods and services (a pod already gone is deleted);
 //! 2. persist the **restart ledger** the plan moved those pods' restarts into — only once every
 //!    deletion was issued: a deletion that failed is planned, and counted, again; then ensure
-//!    or delete the gang's PodGroup;
+//!    or delete the gang's PodGroup, and apply or delete an elastic PyTorchJob's
+//!    HorizontalPodAutoscaler ([`hpa`](super::hpa));
 //! 3. **create** the missing services, then pods: a `POST` (field manager [`FIELD_MANAGER`]) of
 //!    exactly the objects `trainctl render` prints, a bounded number at a time, as upstream
 //!    creates them; an MPIJob's ConfigMap and launcher RBAC (server-side applied) come first.
@@ -19,8 +20,9 @@
 //!    one per creation and deletion;
 //! 6. **delete the job** when its TTL after finishing ran out.
 //!
-//! A failed creation does not stop steps 4–6 (the status is counted from the pods, not from the
-//! plan); it is returned afterwards so that the controller retries. What was created and deleted
+//! A failed creation, or HorizontalPodAutoscaler, does not stop the steps after it (the status
+//! is counted from the pods, not from the plan); it is returned afterwards so that the
+//! controller retries. What was created and deleted
 //! is noted in a [`Written`], for the reconcile to wait until its cache shows it
 //! ([`crate::reconcile::children`]).
 
@@ -46,6 +48,7 @@ use super::children::Written;
 use super::context::{Context, FIELD_MANAGER, apply_params, child_reference};
 use super::error::Error;
 use super::gang;
+use super::hpa;
 use super::job::{self, RETIRED_RESTARTS_ANNOTATION};
 use super::refusals::Attempt;
 
@@ -78,6 +81,10 @@ pub(crate) async fn apply(
             None => {}
         }
     }
+    let autoscaled = match plan.hpa {
+        Some(action) => hpa::carry_out(ctx, job, action).await,
+        None => Ok(()),
+    };
     let created = run
         .create(&plan.create_services, &plan.create_pods, written)
         .await;
@@ -100,7 +107,7 @@ pub(crate) async fn apply(
     if plan.delete_job {
         run.delete_job().await?;
     }
-    created
+    created.and(autoscaled)
 }
 
 /// One job's plan being applied.
@@ -231,8 +238,8 @@ impl<'a> Run<'a> {
         let services = self.names(services).into_iter();
         let pods = self.names(pods).into_iter();
         let deletions = services
-            .map(|name| Either::Left(delete_one(&self.services, "Service", name)))
-            .chain(pods.map(|name| Either::Right(delete_one(&self.pods, "Pod", name))))
+            .map(|name| Either::Left(delete_one(self.ctx, &self.services, "Service", name)))
+            .chain(pods.map(|name| Either::Right(delete_one(self.ctx, &self.pods, "Pod", name))))
             .collect();
         self.report(Operation::Delete, in_parallel(deletions).await, written)
     }
@@ -344,6 +351,8 @@ impl<'a> Run<'a> {
         slot: &ReplicaSlot,
     ) -> Option<Outcome> {
         let (replica_type, index) = (&slot.replica_type, slot.index);
+        // Built once its call may be sent: only the objects in flight exist at once.
+        let _turn = self.ctx.child_write().await;
         Some(if kind == "Pod" {
             let pod = build_pod_with(job_env, self.job, replica_type, index, &self.ctx.build)?;
             create_one(&self.pods, kind, pod).await
@@ -514,11 +523,13 @@ where
     }
 }
 
-/// Deletes the object `name` of `kind`; one already gone counts as deleted.
-async fn delete_one<K>(api: &Api<K>, kind: &'static str, name: String) -> Outcome
+/// Deletes the object `name` of `kind` once `ctx` has a place for it; one already gone counts
+/// as deleted.
+async fn delete_one<K>(ctx: &Context, api: &Api<K>, kind: &'static str, name: String) -> Outcome
 where
     K: Resource + Clone + DeserializeOwned + Debug,
 {
+    let _turn = ctx.child_write().await;
     let result = match api.delete(&name, &DeleteParams::default()).await {
         Ok(_) => Ok(Done::Changed),
         Err(kube::Error::Api(status)) if status.is_not_found() => Ok(Done::AlreadySo),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
 use kube::runtime::events::Reporter;
+use tokio::sync::{Semaphore, SemaphorePermit};
 use trainctl_api::TrainingJob;
 use trainctl_engine::BuildOptions;
 
@@ -38,6 +39,9 @@ pub struct Context {
     pub(crate) exits: Arc<ReportedExits>,
     /// The pod creations the API server refused.
     pub(crate) refusals: Arc<Refusals>,
+    /// Bounds the creations and deletions of children in flight, across reconciles
+    /// ([`RateLimits::children_in_flight`](crate::rate_limit::RateLimits::children_in_flight)).
+    children_in_flight: Arc<Semaphore>,
 }
 
 impl Context {
@@ -57,7 +61,25 @@ impl Context {
             metrics: Arc::default(),
             exits: Arc::default(),
             refusals: Arc::default(),
+            children_in_flight: Arc::new(Semaphore::new(Semaphore::MAX_PERMITS)),
         }
+    }
+
+    /// The context creating or deleting at most `limit` children at once (at least one).
+    #[must_use]
+    pub(crate) fn with_children_in_flight(self, limit: usize) -> Context {
+        Context {
+            children_in_flight: Arc::new(Semaphore::new(limit.max(1))),
+            ..self
+        }
+    }
+
+    /// Waits for a place to create or delete a child; held until the call is answered.
+    pub(crate) async fn child_write(&self) -> SemaphorePermit<'_> {
+        self.children_in_flight
+            .acquire()
+            .await
+            .expect("the semaphore is never closed")
     }
 
     /// The context counting into `metrics`.

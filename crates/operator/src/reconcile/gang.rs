@@ -254,18 +254,16 @@ async fn serves(
     api_version: &str,
     resources: &[&str],
 ) -> Result<bool, Unusable> {
-    match client.list_api_group_resources(api_version).await {
-        Ok(list) => Ok(resources
-            .iter()
-            .all(|wanted| list.resources.iter().any(|served| served.name == *wanted))),
-        // A group version it does not serve is a plain-text `404 page not found`, no Status.
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(source) => Err(Unusable::Discovery {
+    let served = super::discovery::served_resources(client, api_version)
+        .await
+        .map_err(|source| Unusable::Discovery {
             name: name.to_owned(),
             api_version: api_version.to_owned(),
             source,
-        }),
-    }
+        })?;
+    Ok(resources
+        .iter()
+        .all(|wanted| served.iter().any(|name| name == wanted)))
 }
 
 /// Checks, before the operator starts, that the API server serves what `scheduler` needs: a job

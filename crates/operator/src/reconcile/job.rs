@@ -2,13 +2,13 @@
 //! crate's [`TrainingJob`] and defaulted.
 //!
 //! ## Why not the typed CRDs
-//! The six kinds are typed in `trainctl-api`, and a typed `Controller<TFJob>` would work. But a
+//! The seven kinds are typed in `trainctl-api`, and a typed `Controller<TFJob>` would work. But a
 //! typed watcher deserializes every object of the kind in one list: a single job that the API
 //! server accepted and our types refuse (a CRD installed from elsewhere, an older schema) would
 //! stall the whole kind. Watching `JobObject`s with the kind's [`ApiResource`] (derived from
 //! the typed CRD, so the two cannot drift) keeps the watch healthy and lets that one job fail
 //! with a message naming the field, like any other invalid job. One untyped reconcile then
-//! serves all six controllers.
+//! serves all seven controllers.
 //!
 //! ## Why not `DynamicObject`
 //! The controllers cache every job they watch. A [`kube::api::DynamicObject`] keeps all but the
@@ -28,10 +28,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use trainctl_api::{
-    JobKind, JobStatus, TrainingJob, defaults, jax, mpi, paddle, pytorch, tensorflow, xgboost,
+    JobKind, JobStatus, TrainingJob, defaults, jax, mpi, mxnet, paddle, pytorch, tensorflow,
+    xgboost,
 };
 
-/// A job object of any of the six kinds as the API server sent it, compactly: the metadata,
+/// A job object of any of the seven kinds as the API server sent it, compactly: the metadata,
 /// and the spec and the status as JSON text (see the module's documentation). Other top-level
 /// fields (`apiVersion`, `kind`: the watch's resource says them) are dropped, so the serialized
 /// form is for [`read`] only, never an object to send.
@@ -124,6 +125,7 @@ pub fn api_resource(kind: JobKind) -> ApiResource {
         JobKind::PaddleJob => ApiResource::erase::<paddle::PaddleJob>(&()),
         JobKind::JAXJob => ApiResource::erase::<jax::JAXJob>(&()),
         JobKind::MPIJob => ApiResource::erase::<mpi::MPIJob>(&()),
+        JobKind::MXJob => ApiResource::erase::<mxnet::MXJob>(&()),
     }
 }
 
@@ -139,6 +141,7 @@ pub fn read(kind: JobKind, object: &impl Serialize) -> Result<TrainingJob, Strin
         JobKind::PaddleJob => typed(&value).map(TrainingJob::Paddle),
         JobKind::JAXJob => typed(&value).map(TrainingJob::Jax),
         JobKind::MPIJob => typed(&value).map(TrainingJob::Mpi),
+        JobKind::MXJob => typed(&value).map(TrainingJob::MXNet),
     }?;
     defaults::apply(&mut job);
     Ok(job)

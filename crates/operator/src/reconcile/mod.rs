@@ -8,7 +8,8 @@
 //!    [`observe`] (pure);
 //! 4. **decide**: [`trainctl_engine::reconcile`] with `now` gives a [`Plan`];
 //! 5. **apply** the plan: creation of the objects `trainctl render` prints (the refused ones
-//!    noted for the next status: [`refusals`]), deletions, the status subresource, events (each
+//!    noted for the next status: [`refusals`]; an elastic PyTorchJob's HorizontalPodAutoscaler:
+//!    [`hpa`]), deletions, the status subresource, events (each
 //!    replica exit once: [`exits`]; queued and written in the background: [`events`]), the
 //!    job's deletion after its TTL — [`apply`];
 //! 6. **wait** until the caches show what was created and deleted — [`children`] (the
@@ -27,7 +28,11 @@
 //! ([`job`], [`validate`], [`observe`], [`owners`], [`error`]); [`children`] (the caches, over
 //! [`owners`]); the ledgers and the event queue ([`refusals`], [`exits`], [`events`]);
 //! [`metrics`] (it labels an [`Error`](error::Error)); [`context`] (it holds the ledgers, the
-//! queue and the metrics); [`gang`]; and [`apply`], which uses most of them.
+//! queue and the metrics); [`discovery`]; [`gang`] and [`hpa`]; and [`apply`], which uses most
+//! of them.
+//!
+//! What the API server serves is asked once at start ([`discovery`]), by [`gang`] and by the
+//! runtime.
 //!
 //! [`Observed`]: trainctl_engine::Observed
 //! [`Plan`]: trainctl_engine::Plan
@@ -35,10 +40,12 @@
 pub(crate) mod apply;
 pub(crate) mod children;
 pub(crate) mod context;
+pub(crate) mod discovery;
 pub(crate) mod error;
 mod events;
 mod exits;
 pub(crate) mod gang;
+mod hpa;
 pub mod job;
 pub mod metrics;
 mod observe;

@@ -14,10 +14,11 @@ use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 use trainctl_api::JobKind;
 use trainctl_engine::naming::OPERATOR_NAME_LABEL;
 
+use super::gate::Gate;
 use super::health::Health;
 use super::pacing::Pacing;
 use super::watch::on_its_own;
@@ -66,7 +67,7 @@ pub async fn run(
     for &kind in &scope.kinds {
         // One gate per kind, shared by its namespaces: `--controller-threads` is per kind, as
         // upstream's MaxConcurrentReconciles is per controller.
-        let gate = Arc::new(Semaphore::new(scope.threads.max(1)));
+        let gate = Gate::new(scope.threads);
         for &namespace in &namespaces {
             let lane = Lane {
                 kind,
@@ -138,7 +139,7 @@ async fn unless_stopped_unlisted(
 #[derive(Clone)]
 struct Lane {
     kind: JobKind,
-    gate: Arc<Semaphore>,
+    gate: Arc<Gate>,
     stopping: watch::Receiver<bool>,
     health: Arc<Health>,
     /// When each job was last reconciled.
@@ -279,7 +280,8 @@ fn controller(
 }
 
 /// Waits for the job's turn ([`crate::runtime::pacing`]), for a free thread of the kind (counted in
-/// `trainctl_queue_depth` meanwhile) and for the children's caches to have had their first
+/// `trainctl_queue_depth` meanwhile; a follow-up before a first reconcile, see
+/// [`crate::runtime::gate`]) and for the children's caches to have had their first
 /// list, then reconciles the job as the cache holds it by then; a job that was deleted
 /// meanwhile, or a wait interrupted by shutdown, is dropped. Times the reconcile and counts its
 /// error.
@@ -305,14 +307,15 @@ async fn reconcile_in_turn(
         }
     }
     let queued = ctx.metrics.queued(kind);
+    let turn = lane.pacing.turn(&key, object.metadata.generation);
     let ready = async {
-        let permit = lane.gate.acquire().await;
+        let permit = lane.gate.enter(turn).await;
         // Without its first list, a cache would show a job none of its children.
         children.wait_until_ready().await;
         permit
     };
     let permit = tokio::select! {
-        permit = ready => permit.expect("the gate is never closed"),
+        permit = ready => permit,
         () = stopped(lane.stopping.clone()) => return Ok(Action::await_change()),
     };
     drop(queued);

@@ -2,7 +2,8 @@
 //! leader election, the controllers, and the order in which they start and stop.
 //!
 //! Start: check that the API server serves the gang scheduler's PodGroups, if one is asked for,
-//! bind `/metrics` and the probes (a busy port fails at once), stand by for the lease
+//! ask which of the kinds watched only where installed it serves (MXJob), bind `/metrics` and
+//! the probes (a busy port fails at once), stand by for the lease
 //! (with `--leader-elect`), then start the controllers; ready once their caches are synced.
 //!
 //! Stop, at the first `SIGTERM`/`SIGINT`: no new reconcile starts (those waiting for a thread
@@ -53,6 +54,15 @@ pub enum RunError {
     /// The gang scheduling asked for cannot work on this cluster.
     #[error(transparent)]
     Gang(#[from] crate::reconcile::gang::Unusable),
+    /// The API server could not say which job kinds it serves.
+    #[error("cannot ask the API server which {group_version} resources it serves: {source}")]
+    Discovery {
+        /// The group version asked about (`kubeflow.org/v1`).
+        group_version: &'static str,
+        /// What the client said.
+        #[source]
+        source: kube::Error,
+    },
 }
 
 /// The process's shared pieces, as the endpoints see them.
@@ -73,12 +83,14 @@ pub async fn run(
     observability: Observability,
     bound: impl FnOnce(&[(&'static str, SocketAddr)]),
 ) -> Result<(), RunError> {
-    for &kind in &settings.kinds {
-        observability.metrics.enable(kind);
-    }
     let clients = clients.into();
     if let Some(scheduler) = settings.build.gang_scheduler() {
         crate::reconcile::gang::check_served(&clients.controllers, &scheduler).await?;
+    }
+    let mut settings = settings;
+    settings.kinds = watched_kinds(&settings, &clients.controllers).await?;
+    for &kind in &settings.kinds {
+        observability.metrics.enable(kind);
     }
     let endpoints = bind(&settings, &observability).await?;
     let addresses: Vec<(&'static str, SocketAddr)> = endpoints
@@ -112,6 +124,42 @@ pub async fn run(
         let _ = server.await;
     }
     outcome
+}
+
+/// The kinds to watch: `settings.kinds`, and those of `settings.kinds_where_installed` that the
+/// API server serves, in [`JobKind::ALL`](trainctl_api::JobKind::ALL)'s order. Each left out is
+/// logged once, with what would add it.
+async fn watched_kinds(
+    settings: &Settings,
+    client: &kube::Client,
+) -> Result<Vec<trainctl_api::JobKind>, RunError> {
+    let mut kinds = settings.kinds.clone();
+    if settings.kinds_where_installed.is_empty() {
+        return Ok(kinds);
+    }
+    let group_version = trainctl_api::API_VERSION;
+    let served = crate::reconcile::discovery::served_resources(client, group_version)
+        .await
+        .map_err(|source| RunError::Discovery {
+            group_version,
+            source,
+        })?;
+    for &kind in &settings.kinds_where_installed {
+        if served.iter().any(|name| name == kind.plural()) {
+            kinds.push(kind);
+        } else {
+            tracing::info!(
+                %kind,
+                "not watching {kind}s: the API server does not serve {}.{}, whose CRD is not \
+                 installed (deploy/crds); install it and restart the operator to run them",
+                kind.plural(),
+                trainctl_api::GROUP
+            );
+        }
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
+    Ok(kinds)
 }
 
 /// Binds the endpoints: one listener per distinct address.
@@ -187,7 +235,9 @@ async fn lead(
         threads: settings.controller_threads,
     };
     let ctx = Arc::new(
-        Context::new(clients.controllers, settings.build.clone()).with_metrics(Arc::clone(metrics)),
+        Context::new(clients.controllers, settings.build.clone())
+            .with_metrics(Arc::clone(metrics))
+            .with_children_in_flight(settings.api_limits.children_in_flight()),
     );
     let (stopping, stop_signal) = watch::channel(false);
     let outcome = {

@@ -26,6 +26,7 @@
 pub mod command;
 pub mod connect;
 pub mod controller;
+mod gate;
 pub mod health;
 mod http;
 pub mod leader;

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::gate::Turn;
+
 /// The least time between the starts of two reconciles of a job whose spec did not change.
 pub const BATCH_PERIOD: Duration = Duration::from_secs(1);
 
@@ -46,6 +48,16 @@ impl Pacing {
                 (last.started + BATCH_PERIOD).saturating_duration_since(now)
             }
             _ => Duration::ZERO,
+        }
+    }
+
+    /// Which queue of the gate a reconcile of the job `key` at `generation` waits in: a
+    /// follow-up where the job's last reconcile was at that generation.
+    #[must_use]
+    pub fn turn(&self, key: &str, generation: Option<i64>) -> Turn {
+        match self.lock().get(key) {
+            Some(last) if last.generation == generation => Turn::FollowUp,
+            _ => Turn::First,
         }
     }
 
@@ -77,7 +89,7 @@ mod tests {
 
     use tokio::time::Instant;
 
-    use super::{BATCH_PERIOD, Pacing};
+    use super::{BATCH_PERIOD, Pacing, Turn};
 
     #[test]
     fn changes_of_the_children_are_batched_and_a_new_spec_is_not() {
@@ -85,7 +97,10 @@ mod tests {
         let start = Instant::now();
         // A job never reconciled, or quiet for a period: at once.
         assert_eq!(pacing.delay("ml/a", Some(1), start), Duration::ZERO);
+        assert_eq!(pacing.turn("ml/a", Some(1)), Turn::First);
         pacing.started("ml/a", Some(1), start);
+        assert_eq!(pacing.turn("ml/a", Some(1)), Turn::FollowUp);
+        assert_eq!(pacing.turn("ml/a", Some(2)), Turn::First);
         let soon = start + Duration::from_millis(300);
         assert_eq!(
             pacing.delay("ml/a", Some(1), soon),

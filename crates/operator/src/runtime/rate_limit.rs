@@ -30,6 +30,18 @@ pub struct RateLimits {
     pub max_in_flight: usize,
 }
 
+impl RateLimits {
+    /// How many of the requests in flight may create or delete a job's children: all but an
+    /// eighth (at least one) of `max_in_flight`, kept for the rest (the jobs' status writes, the
+    /// events, the lists), so that a job's status is not written behind the creations of every
+    /// job created before it (`Running` seconds late, BENCHMARKS.md).
+    #[must_use]
+    pub fn children_in_flight(&self) -> usize {
+        let kept = (self.max_in_flight / 8).max(1);
+        self.max_in_flight.saturating_sub(kept).max(1)
+    }
+}
+
 impl Default for RateLimits {
     /// The operator's defaults (`--kube-api-qps 500`, `--kube-api-burst 2000`,
     /// `--kube-api-max-in-flight 64`).
@@ -168,6 +180,18 @@ mod tests {
         let response = service.call("get");
         assert_request_eq!(handle, "get").send_response("ok");
         assert_eq!(response.await.expect("answered"), "ok");
+    }
+
+    #[test]
+    fn an_eighth_of_the_requests_in_flight_is_kept_from_the_childrens_writes() {
+        let with = |max_in_flight| RateLimits {
+            max_in_flight,
+            ..RateLimits::default()
+        };
+        assert_eq!(RateLimits::default().children_in_flight(), 56);
+        assert_eq!(with(8).children_in_flight(), 7);
+        assert_eq!(with(2).children_in_flight(), 1);
+        assert_eq!(with(1).children_in_flight(), 1);
     }
 
     #[tokio::test(start_paused = true)]

@@ -10,12 +10,20 @@ use trainctl_engine::BuildOptions;
 use super::leader::LeaseSettings;
 use super::rate_limit::RateLimits;
 
+/// The kinds watched without `--enable-scheme` only where their CRD is installed: MXJob, which
+/// upstream dropped in v1.9, so that most clusters have no `mxjobs.kubeflow.org` (a watch of a
+/// resource not served would keep the operator from ever being ready).
+pub const WATCHED_WHERE_INSTALLED: [JobKind; 1] = [JobKind::MXJob];
+
 /// Everything the operator runs with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// The kinds that get a controller (`--enable-scheme`), each once, in [`JobKind::ALL`]'s
     /// order.
     pub kinds: Vec<JobKind>,
+    /// The kinds that get a controller only where the API server serves them (their CRD is
+    /// installed), asked at start: without `--enable-scheme`, [`WATCHED_WHERE_INSTALLED`].
+    pub kinds_where_installed: Vec<JobKind>,
     /// The namespaces watched (`--namespace`); empty: every namespace.
     pub namespaces: Vec<String>,
     /// How pods and services are built (cluster domain, gang scheduler, init images).

@@ -4,7 +4,9 @@
 
 mod create;
 mod gang;
+mod hpa;
 mod lifecycle;
+mod mxnet;
 
 use std::time::Duration;
 

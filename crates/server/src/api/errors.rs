@@ -44,7 +44,7 @@ pub(super) fn refused(failure: &SupervisorError) -> Failure {
         SupervisorError::BadRequest(_) => Failure::new(StatusCode::BAD_REQUEST, message),
         SupervisorError::NotFound(_) => Failure::gone(message),
         SupervisorError::Conflict(_) => Failure::new(StatusCode::CONFLICT, message),
-        SupervisorError::Store(_) | SupervisorError::Reaper(_) => {
+        SupervisorError::Store(_) | SupervisorError::Reaper(_) | SupervisorError::Keep(_) => {
             Failure::new(StatusCode::INTERNAL_SERVER_ERROR, message)
         }
     }

@@ -14,7 +14,17 @@ use std::collections::HashMap;
 
 use trainctl_api::quota::{Quota, QuotaCheck, Usage};
 
-use super::{Entry, Queue, State};
+use super::{Charged, Entry, Queue, State};
+
+/// A quota's refusal with the jobs whose use it counted: `exceeded quota: ..., used: ...,
+/// limited: ...; used by tfjob/team-a/first, tfjob/team-a/second (queued ahead)`.
+fn naming(why: &str, jobs: &[String]) -> String {
+    if jobs.is_empty() {
+        why.to_owned()
+    } else {
+        format!("{why}; used by {}", jobs.join(", "))
+    }
+}
 
 impl Queue {
     /// Replaces the quotas of `namespace` (none: no limit); takes effect at once: jobs it no
@@ -30,13 +40,16 @@ impl Queue {
         state.wake_head();
     }
 
-    /// Counts the admitted job `uid` (taken over from the server before, not admitted through
-    /// the queue) against the quotas of `namespace`, until it ends.
-    pub fn charge_running(&self, uid: &str, namespace: &str, charge: Usage) {
+    /// Counts the admitted job `uid`, named `label` (taken over from the server before, not
+    /// admitted through the queue), against the quotas of `namespace`, until it ends.
+    pub fn charge_running(&self, uid: &str, label: &str, namespace: &str, charge: Usage) {
         let mut state = self.lock();
-        state
-            .charged
-            .insert(uid.to_owned(), (namespace.to_owned(), charge));
+        let charged = Charged {
+            label: label.to_owned(),
+            namespace: namespace.to_owned(),
+            usage: charge,
+        };
+        state.charged.insert(uid.to_owned(), charged);
         state.refresh_quota_holds();
     }
 
@@ -82,12 +95,24 @@ impl State {
     /// What the admitted jobs of `namespace` count together.
     pub(super) fn used(&self, namespace: &str) -> Usage {
         let mut used = Usage::default();
-        for (own, charge) in self.charged.values() {
-            if own == namespace {
-                used.add(charge);
+        for charged in self.charged.values() {
+            if charged.namespace == namespace {
+                used.add(&charged.usage);
             }
         }
         used
+    }
+
+    /// The admitted jobs of `namespace` that count against its quotas, named, in order.
+    fn counted(&self, namespace: &str) -> Vec<String> {
+        let mut labels: Vec<String> = self
+            .charged
+            .values()
+            .filter(|charged| charged.namespace == namespace && !charged.usage.is_empty())
+            .map(|charged| charged.label.clone())
+            .collect();
+        labels.sort();
+        labels
     }
 
     /// Why the entry at `at` can never fit one of its namespace's quotas, if it cannot.
@@ -103,16 +128,20 @@ impl State {
 
     /// Counts an admitted entry against its namespace's quotas.
     pub(super) fn charge(&mut self, entry: &Entry) {
-        self.charged.insert(
-            entry.uid.clone(),
-            (entry.namespace.clone(), entry.charge.clone()),
-        );
+        let charged = Charged {
+            label: entry.label.clone(),
+            namespace: entry.namespace.clone(),
+            usage: entry.charge.clone(),
+        };
+        self.charged.insert(entry.uid.clone(), charged);
     }
 
     /// Works out which entries their quota holds (the module's rule); an entry released, or
     /// that can never fit (it is to fail), tries at once.
     pub(super) fn refresh_quota_holds(&mut self) {
         let mut counted: HashMap<String, Usage> = HashMap::new();
+        // The jobs `counted` holds, by namespace: admitted ones, then those queued ahead.
+        let mut counted_jobs: HashMap<String, Vec<String>> = HashMap::new();
         let mut held_behind: HashMap<String, String> = HashMap::new();
         for index in 0..self.entries.len() {
             let namespace = self.entries[index].namespace.clone();
@@ -122,6 +151,9 @@ impl State {
                     let so_far = counted
                         .entry(namespace.clone())
                         .or_insert_with(|| self.used(&namespace));
+                    let jobs = counted_jobs
+                        .entry(namespace.clone())
+                        .or_insert_with(|| self.counted(&namespace));
                     let entry = &self.entries[index];
                     if let Some(label) = held_behind.get(&namespace) {
                         Some(format!(
@@ -144,9 +176,12 @@ impl State {
                             None
                         } else if let Some(why) = exceeded {
                             held_behind.insert(namespace.clone(), entry.label.clone());
-                            Some(why)
+                            Some(naming(&why, jobs))
                         } else {
                             so_far.add(&entry.charge);
+                            if !entry.charge.is_empty() {
+                                jobs.push(format!("{} (queued ahead)", entry.label));
+                            }
                             None
                         }
                     }

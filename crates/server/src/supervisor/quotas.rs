@@ -7,6 +7,7 @@ use trainctl_api::quota::Quota;
 use trainctl_server_api::QuotaApplied;
 
 use super::{Supervisor, SupervisorError};
+use crate::journal::label;
 use crate::quotas::{charge_of, with_status};
 
 impl Supervisor {
@@ -25,8 +26,12 @@ impl Supervisor {
     /// namespace's quotas.
     pub(super) fn charge_adopted(&self, uid: &str) -> Result<(), SupervisorError> {
         if let Some(record) = self.store().job_by_uid(uid)? {
-            self.queue
-                .charge_running(uid, &record.namespace, charge_of(&record.job));
+            self.queue.charge_running(
+                uid,
+                &label(&record.job),
+                &record.namespace,
+                charge_of(&record.job),
+            );
         }
         Ok(())
     }

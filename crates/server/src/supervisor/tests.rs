@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use trainctl_api::JobKind;
 
-use super::{Supervisor, SupervisorError};
+use super::{SubmitOptions, Supervisor, SupervisorError};
 use crate::testing::{eventually, job, quota, runtime, serial, supervisor, suspended_job, until};
 use crate::view::JobView;
 
 fn submit(supervisor: &Arc<Supervisor>, manifest: &str) -> Result<Vec<JobView>, SupervisorError> {
     supervisor
-        .submit(manifest, "test.yaml", None, &[])
+        .submit(manifest, "test.yaml", &SubmitOptions::default())
         .map(|submitted| submitted.jobs)
 }
 
@@ -109,8 +109,10 @@ fn a_job_whose_namespace_differs_from_the_submitted_one_is_refused() {
         let refused = supervisor.submit(
             &job("team-a", "j", 0, "true"),
             "j.yaml",
-            Some("team-b"),
-            &[],
+            &SubmitOptions {
+                namespace: Some("team-b"),
+                ..SubmitOptions::default()
+            },
         );
         let Err(SupervisorError::Invalid(problems)) = refused else {
             panic!("the namespaces differ");
@@ -191,7 +193,7 @@ fn a_quota_holds_a_job_over_it_until_the_quota_is_deleted() {
             job("team-a", "first", 1, &until(&gate)),
         );
         supervisor
-            .submit(&manifest, "team.yaml", None, &[])
+            .submit(&manifest, "team.yaml", &SubmitOptions::default())
             .expect("submitted");
         reaches(&supervisor, "team-a", "first", "Running").await;
         let used = supervisor.quota("team-a", "gpus").expect("the quota");
@@ -236,7 +238,7 @@ fn a_job_larger_than_its_quota_in_all_fails_without_running() {
             job("team-a", "big", 4, "true"),
         );
         supervisor
-            .submit(&manifest, "team.yaml", None, &[])
+            .submit(&manifest, "team.yaml", &SubmitOptions::default())
             .expect("submitted");
         let failed = reaches(&supervisor, "team-a", "big", "Failed").await;
         assert!(

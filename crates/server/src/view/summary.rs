@@ -29,6 +29,8 @@ pub fn job_summary(
         uid: record.uid.clone(),
         state,
         waiting,
+        failure: trainctl_local::runner::failure_cause(&record.job, replicas),
+        reason: super::shown_reason(state, replicas),
         queue_position,
         replicas_ready: replicas.iter().filter(running).count(),
         replicas_total: record

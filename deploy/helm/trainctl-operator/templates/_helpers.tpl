@@ -24,15 +24,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 
 {{/*
 The plurals of the enabled kinds, one per line (tfjobs, ...). enabledSchemes takes the CLI's
-spellings (TFJob, tfjob, tfjobs); empty means all six. An unknown kind fails the render.
+spellings (TFJob, tfjob, tfjobs); empty means all seven. An unknown kind fails the render.
 */}}
 {{- define "trainctl-operator.plurals" -}}
-{{- $all := list "tfjob" "pytorchjob" "xgboostjob" "paddlejob" "jaxjob" "mpijob" -}}
+{{- $all := list "tfjob" "pytorchjob" "xgboostjob" "paddlejob" "jaxjob" "mpijob" "mxjob" -}}
 {{- $kinds := .Values.enabledSchemes | default $all -}}
 {{- range $kinds }}
 {{- $kind := . | lower | trimSuffix "s" }}
 {{- if not (has $kind $all) }}
-{{- fail (printf "enabledSchemes: %q is not one of tfjob, pytorchjob, xgboostjob, paddlejob, jaxjob, mpijob" .) }}
+{{- fail (printf "enabledSchemes: %q is not one of tfjob, pytorchjob, xgboostjob, paddlejob, jaxjob, mpijob, mxjob" .) }}
 {{- end }}
 {{ printf "%ss" $kind }}
 {{- end }}

@@ -1,8 +1,8 @@
 //! The operator's speed and memory on a real API server (issue 26): the driver behind
 //! `scripts/bench-cluster`, which builds what it needs and says how to run it.
 //!
-//! For each workload (one TFJob of 1,000 Workers; 100 TFJobs of 10 Workers, created at once) and
-//! each subject, one after the other on a fresh control plane of `scripts/cluster` (so that every
+//! For each workload (`JOBSxWORKERS` TFJobs created at once; by default one of 1,000 Workers and
+//! 100 of 10) and each subject, one after the other on a fresh control plane of `scripts/cluster` (so that every
 //! measurement starts from the same state):
 //!
 //! - **floor**: no operator. The jobs are created first, then `bench-floor` (our own plain client)
@@ -21,14 +21,18 @@
 //! `--idle-seconds` (its idle memory is read then). The driver watches the namespace's Pods,
 //! Services, Events (metadata only) and TFJobs, records `t0` and creates the jobs at once; by its
 //! own clock it records when the last Service and the last Pod appear and when every job has the
-//! condition `Running=True`. Once all that happened and nothing was watched for
+//! condition `Running=True`, and, from the pods' phases, how long after its first pod was
+//! reported `Running` each job turned `Running`. Once all that happened and nothing was watched for
 //! `--settle-seconds`, it reads the process's resident memory (`VmRSS`), its peak (`VmHWM`) and the
-//! CPU time it used since `t0` (utime + stime), stops it and takes the control plane down.
+//! CPU time it used since `t0` (utime + stime), stops it and takes the control plane down. With
+//! `--restart`, an operator is killed and started again on top of its jobs first (restart.rs).
 
 mod cluster;
 mod observe;
 mod process;
 mod report;
+mod restart;
+mod workload;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,18 +45,14 @@ use futures_util::stream;
 use kube::Client;
 use kube::api::{Api, DynamicObject, PostParams};
 use serde::Serialize;
-use serde_json::json;
 use trainctl_api::JobKind;
-use trainctl_operator::PARALLELISM;
 use trainctl_operator::job;
 use trainctl_operator::rate_limit::RateLimits;
 
 use crate::observe::{Expected, Watches};
 use crate::process::{Process, Sample};
 use crate::report::{Measurement, Results, WorkloadResults};
-
-/// The namespace the jobs go to.
-const NAMESPACE: &str = "bench";
+use crate::workload::{NAMESPACE, Workload, tfjob};
 
 /// Measures the floor, trainctl and upstream on fresh control planes of `scripts/cluster`.
 #[derive(Debug, Parser)]
@@ -64,7 +64,7 @@ struct Cli {
     /// `trainctl operator`).
     #[arg(long)]
     trainctl: PathBuf,
-    /// How `--trainctl` was built, for the report (`image`, `dist`).
+    /// How `--trainctl` was built, for the report (`image`, `dist`, `release`).
     #[arg(long, default_value = "image")]
     build: String,
     /// The upstream operator's binary (`training-operator.v1`).
@@ -89,9 +89,13 @@ struct Cli {
     /// Rounds of every subject, one after the other (the table shows medians).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
-    /// Only this workload.
+    /// The workloads, in order: `JOBSxWORKERS` each (default: 1x1000 and 100x10).
+    #[arg(long, alias = "only", value_delimiter = ',')]
+    workloads: Vec<Workload>,
+    /// After each operator's measurement, kill it (`SIGKILL`), start it again and measure the
+    /// restart (see restart.rs).
     #[arg(long)]
-    only: Option<Workload>,
+    restart: bool,
     /// Extra flags for `trainctl operator`, split at whitespace.
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     trainctl_args: String,
@@ -147,73 +151,29 @@ impl Subject {
     }
 }
 
-/// The jobs created at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Workload {
-    /// One TFJob with 1,000 Workers.
-    #[value(name = "1x1000")]
-    OneBig,
-    /// 100 TFJobs with 10 Workers each.
-    #[value(name = "100x10")]
-    ManySmall,
-}
-
-impl Workload {
-    const ALL: [Workload; 2] = [Workload::OneBig, Workload::ManySmall];
-
-    fn name(self) -> &'static str {
-        match self {
-            Workload::OneBig => "1x1000",
-            Workload::ManySmall => "100x10",
-        }
-    }
-
-    /// Jobs, and Workers per job.
-    fn shape(self) -> (usize, usize) {
-        match self {
-            Workload::OneBig => (1, 1000),
-            Workload::ManySmall => (100, 10),
-        }
-    }
-
-    /// The jobs' names.
-    fn job_names(self) -> Vec<String> {
-        match self {
-            Workload::OneBig => vec!["big".to_owned()],
-            Workload::ManySmall => (0..self.shape().0).map(|i| format!("job-{i:03}")).collect(),
-        }
-    }
-
-    /// trainctl's creations in flight for this workload: each job's `PARALLELISM`, several jobs
-    /// reconciled at once (16 controller threads), all bounded by the client's maximum in flight.
-    fn trainctl_in_flight(self) -> usize {
-        (PARALLELISM * self.shape().0).min(RateLimits::default().max_in_flight)
-    }
-}
-
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Cli::parse();
     std::fs::create_dir_all(args.out.join("logs"))
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let mut results = Results::new(&args.build, &args.trainctl, &args.upstream);
-    let workloads: Vec<Workload> = Workload::ALL
-        .into_iter()
-        .filter(|workload| args.only.is_none_or(|only| only == *workload))
-        .collect();
+    let workloads = if args.workloads.is_empty() {
+        Workload::DEFAULT.to_vec()
+    } else {
+        args.workloads.clone()
+    };
     for workload in workloads {
-        let (jobs, workers) = workload.shape();
         results.workloads.push(WorkloadResults {
-            name: workload.name().to_owned(),
-            jobs,
-            workers,
+            name: workload.to_string(),
+            jobs: workload.jobs,
+            workers: workload.workers,
             subjects: Vec::new(),
         });
         // Round after round of every subject, so that a change in the machine's load falls on
         // all of them alike.
         for run in 1..=args.runs as usize {
             for &subject in &args.subjects {
-                eprintln!("==> {} / {} (run {run})", workload.name(), subject.name());
+                eprintln!("==> {workload} / {} (run {run})", subject.name());
                 let measurement = measure(&args, workload, subject, run).await;
                 eprintln!("    {}", report::summary(&measurement));
                 if let Some(current) = results.workloads.last_mut() {
@@ -231,10 +191,10 @@ async fn main() -> Result<()> {
 async fn measure(args: &Cli, workload: Workload, subject: Subject, run: usize) -> Measurement {
     let mut measurement = Measurement::new(subject.name());
     measurement.run = run;
-    let log =
-        args.out
-            .join("logs")
-            .join(format!("{}-{}-{run}.log", workload.name(), subject.name()));
+    let log = args
+        .out
+        .join("logs")
+        .join(format!("{workload}-{}-{run}.log", subject.name()));
     measurement.log = log.display().to_string();
     let outcome = async {
         let kubeconfig = cluster::fresh(&args.cluster_script, &args.out).await?;
@@ -432,8 +392,23 @@ async fn operator(
         (&idle, &after),
         (&load, &control_plane),
     );
-    process.stop(Duration::ZERO).await;
     creating.await.context("creating the jobs")??;
+    if args.restart {
+        let again = log.with_extension("restart.log");
+        let restarted = restart::measure(
+            client,
+            &mut watches,
+            process,
+            || Process::spawn(&command, &env, &again, false),
+            limits(args),
+        )
+        .await
+        .context("the restart")?;
+        eprintln!("    restart: {}", report::restart_summary(&restarted));
+        measurement.restart = Some(restarted);
+    } else {
+        process.stop(Duration::ZERO).await;
+    }
     Ok(())
 }
 
@@ -444,11 +419,13 @@ fn limits(args: &Cli) -> observe::Limits {
     }
 }
 
-fn expected(workload: Workload, running: bool) -> Expected {
-    let (jobs, workers) = workload.shape();
+/// What a subject is done with: every object; for an operator, also every pod reported
+/// `Running` and every job `Running`.
+fn expected(workload: Workload, operator: bool) -> Expected {
     Expected {
-        objects: jobs * workers,
-        running_jobs: if running { jobs } else { 0 },
+        objects: workload.objects(),
+        running_jobs: if operator { workload.jobs } else { 0 },
+        running_pods: if operator { workload.objects() } else { 0 },
     }
 }
 
@@ -485,62 +462,21 @@ fn ticks(seconds: f64) -> f64 {
 async fn create_jobs(client: Client, workload: Workload) -> Result<()> {
     let api: Api<DynamicObject> =
         Api::namespaced_with(client, NAMESPACE, &job::api_resource(JobKind::TFJob));
-    let workers = workload.shape().1;
     let manifests = workload
         .job_names()
         .into_iter()
-        .map(|name| tfjob(&name, workers))
+        .map(|name| tfjob(&name, workload.workers))
         .collect::<Result<Vec<_>>>()?;
     let created: Vec<_> = stream::iter(manifests)
         .map(|manifest| {
             let api = api.clone();
             async move { api.create(&PostParams::default(), &manifest).await }
         })
-        .buffer_unordered(workload.shape().0)
+        .buffer_unordered(workload.jobs)
         .collect()
         .await;
     for result in created {
         result.context("creating a TFJob")?;
     }
     Ok(())
-}
-
-/// A TFJob of `workers` Workers only, the TFJob defaults otherwise (kwok runs them for ever).
-fn tfjob(name: &str, workers: usize) -> Result<DynamicObject> {
-    Ok(serde_json::from_value(json!({
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "TFJob",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {"tfReplicaSpecs": {"Worker": {
-            "replicas": workers,
-            "template": {"spec": {"containers": [{
-                "name": "tensorflow",
-                "image": "tensorflow/tensorflow:2.15.0",
-                "command": ["python", "/opt/train.py"],
-            }]}},
-        }}},
-    }))?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_floor_has_as_many_requests_in_flight_as_trainctl() {
-        assert_eq!(Workload::OneBig.trainctl_in_flight(), PARALLELISM);
-        assert_eq!(
-            Workload::ManySmall.trainctl_in_flight(),
-            RateLimits::default().max_in_flight
-        );
-    }
-
-    #[test]
-    fn the_workloads_have_a_thousand_workers() {
-        for workload in Workload::ALL {
-            let (jobs, workers) = workload.shape();
-            assert_eq!(jobs * workers, 1000);
-            assert_eq!(workload.job_names().len(), jobs);
-        }
-    }
 }

@@ -1,5 +1,5 @@
-//! What the driver watches: the namespace's Pods, Services and Events (metadata only) and its
-//! TFJobs, each change timed by the driver's clock from `t0`.
+//! What the driver watches: the namespace's Pods (with their phase), Services and Events
+//! (metadata only) and its TFJobs, each change timed by the driver's clock from `t0`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::pin::Pin;
@@ -17,18 +17,34 @@ use serde::de::DeserializeOwned;
 use trainctl_api::JobKind;
 use trainctl_operator::job;
 
+/// Which of a job's pods a lag is from.
+#[derive(Debug, Clone, Copy)]
+pub enum Which {
+    /// The first pod reported `Running`.
+    First,
+    /// The last pod reported `Running`.
+    Last,
+}
+
 /// One watched change.
 #[derive(Debug)]
 enum Seen {
-    /// A pod exists (added or changed).
-    Pod(String),
+    /// A pod exists (added or changed): its name, its job's (the label the operators set), and
+    /// whether it is reported `Running`.
+    Pod {
+        name: String,
+        job: Option<String>,
+        running: bool,
+    },
     /// A service exists.
     Service(String),
     /// A TFJob exists, with or without `Running=True`.
     Job { name: String, running: bool },
     /// An Event object exists (the subjects' events about the jobs and their children).
     Event(String),
-    /// Anything else: a deletion.
+    /// An object was deleted.
+    Deleted,
+    /// Anything else.
     Other,
     /// A watch's initial list is complete.
     Synced,
@@ -48,6 +64,8 @@ pub struct Expected {
     pub objects: usize,
     /// Jobs that must be `Running` (0 for the floor).
     pub running_jobs: usize,
+    /// Pods that must be reported `Running` (0 for the floor, whose times end at its creations).
+    pub running_pods: usize,
 }
 
 /// How long to wait.
@@ -67,12 +85,18 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(120);
 pub struct Observed {
     /// When each pod was first seen.
     pub pods: BTreeMap<String, Duration>,
+    /// When each pod was first seen `Running`.
+    pub pods_running: BTreeMap<String, Duration>,
+    /// Each pod's job.
+    pub pod_jobs: BTreeMap<String, String>,
     /// When each service was first seen.
     pub services: BTreeMap<String, Duration>,
     /// When each job was first seen `Running`.
     pub running: BTreeMap<String, Duration>,
     /// The Event objects seen.
     pub events: BTreeSet<String>,
+    /// Deletions of watched objects.
+    pub deletions: usize,
     /// When everything expected was there; `None` on a timeout.
     pub done: Option<Duration>,
     /// When the quiet time after done began (the last change watched); `None` if it never came.
@@ -90,7 +114,14 @@ impl Watches {
             &job::api_resource(JobKind::TFJob),
         );
         let streams: Vec<Pin<Box<dyn Stream<Item = Seen> + Send>>> = vec![
-            meta::<Pod>(client, namespace, Seen::Pod),
+            Box::pin(
+                watcher::watcher(
+                    Api::<Pod>::namespaced(client.clone(), namespace),
+                    watcher::Config::default(),
+                )
+                .default_backoff()
+                .map(|event| seen(event, pod_seen)),
+            ),
             meta::<Service>(client, namespace, Seen::Service),
             meta::<CoreEvent>(client, namespace, Seen::Event),
             Box::pin(
@@ -124,24 +155,44 @@ impl Watches {
     /// nothing changed for `limits.settle`.
     pub async fn observe(&mut self, t0: Instant, expected: &Expected, limits: Limits) -> Observed {
         let mut observed = Observed::default();
-        let deadline = t0 + limits.timeout;
-        while observed.done.is_none() {
+        let done = self
+            .until(&mut observed, t0, t0 + limits.timeout, |observed| {
+                observed.has(expected)
+            })
+            .await;
+        if done {
+            self.settle(&mut observed, t0, limits.settle).await;
+        }
+        observed
+    }
+
+    /// Records what is watched into `observed` until `done` holds (then sets `observed.done`
+    /// and returns true) or `deadline` passes.
+    pub async fn until(
+        &mut self,
+        observed: &mut Observed,
+        t0: Instant,
+        deadline: Instant,
+        done: impl Fn(&Observed) -> bool,
+    ) -> bool {
+        while !done(observed) {
             let left = deadline.saturating_duration_since(Instant::now());
             let Ok(Some(seen)) = tokio::time::timeout(left, self.stream.next()).await else {
-                return observed;
+                return false;
             };
             observed.record(t0, seen);
-            if observed.pods.len() >= expected.objects
-                && observed.services.len() >= expected.objects
-                && observed.running.len() >= expected.running_jobs
-            {
-                observed.done = Some(t0.elapsed());
-            }
         }
+        observed.done = Some(t0.elapsed());
+        true
+    }
+
+    /// Records what is watched into `observed` until nothing changed for `settle` (at most
+    /// [`SETTLE_LIMIT`]), and when that quiet time began.
+    pub async fn settle(&mut self, observed: &mut Observed, t0: Instant, settle: Duration) {
         let mut last_change = Instant::now();
         let settle_deadline = last_change + SETTLE_LIMIT;
         while Instant::now() < settle_deadline {
-            match tokio::time::timeout(limits.settle, self.stream.next()).await {
+            match tokio::time::timeout(settle, self.stream.next()).await {
                 Err(_) => {
                     observed.settled = Some(last_change - t0);
                     break;
@@ -153,7 +204,6 @@ impl Watches {
                 Ok(None) => break,
             }
         }
-        observed
     }
 }
 
@@ -161,7 +211,13 @@ impl Observed {
     fn record(&mut self, t0: Instant, seen: Seen) {
         let now = t0.elapsed();
         match seen {
-            Seen::Pod(name) => {
+            Seen::Pod { name, job, running } => {
+                if running {
+                    self.pods_running.entry(name.clone()).or_insert(now);
+                }
+                if let Some(job) = job {
+                    self.pod_jobs.entry(name.clone()).or_insert(job);
+                }
                 self.pods.entry(name).or_insert(now);
             }
             Seen::Service(name) => {
@@ -176,9 +232,47 @@ impl Observed {
             Seen::Event(name) => {
                 self.events.insert(name);
             }
+            Seen::Deleted => self.deletions += 1,
             Seen::Failed(error) => self.watch_errors.push(error),
             Seen::Job { .. } | Seen::Other | Seen::Synced => {}
         }
+    }
+
+    /// Whether everything `expected` is there.
+    pub fn has(&self, expected: &Expected) -> bool {
+        self.pods.len() >= expected.objects
+            && self.services.len() >= expected.objects
+            && self.running.len() >= expected.running_jobs
+            && self.pods_running.len() >= expected.running_pods
+    }
+
+    /// For each job seen `Running`, how many seconds after its `pod` pod (the first or the last
+    /// of its pods) was reported `Running` that was. The jobs measured have Workers only, and
+    /// such a TFJob runs once a Worker does (upstream's rule, and the engine's): from the first
+    /// pod, the lag is the operator's; from the last, it is what issue 39 set a goal for.
+    /// Negative where the job's change was watched first (each watch runs late by its own
+    /// amount).
+    pub fn running_lags(&self, pod: Which) -> BTreeMap<&str, f64> {
+        let mut reference: BTreeMap<&str, Duration> = BTreeMap::new();
+        for (name, running) in &self.pods_running {
+            if let Some(job) = self.pod_jobs.get(name) {
+                let pick = match pod {
+                    Which::First => Duration::min,
+                    Which::Last => Duration::max,
+                };
+                reference
+                    .entry(job)
+                    .and_modify(|time| *time = pick(*time, *running))
+                    .or_insert(*running);
+            }
+        }
+        self.running
+            .iter()
+            .filter_map(|(job, running)| {
+                let time = reference.get(job.as_str())?;
+                Some((job.as_str(), running.as_secs_f64() - time.as_secs_f64()))
+            })
+            .collect()
     }
 
     /// The earliest and the latest of `times`.
@@ -215,13 +309,31 @@ where
     )
 }
 
-/// A watcher's event as a [`Seen`]: objects through `make`, deletions as [`Seen::Other`].
+/// A watcher's event as a [`Seen`]: objects through `make`.
 fn seen<K>(event: Result<Event<K>, watcher::Error>, make: impl Fn(K) -> Seen) -> Seen {
     match event {
         Ok(Event::Apply(object) | Event::InitApply(object)) => make(object),
-        Ok(Event::Delete(_) | Event::Init) => Seen::Other,
+        Ok(Event::Delete(_)) => Seen::Deleted,
+        Ok(Event::Init) => Seen::Other,
         Ok(Event::InitDone) => Seen::Synced,
         Err(error) => Seen::Failed(error.to_string()),
+    }
+}
+
+/// The label with which both operators name a pod's job.
+const JOB_NAME_LABEL: &str = "training.kubeflow.org/job-name";
+
+/// A pod as a [`Seen`].
+fn pod_seen(pod: Pod) -> Seen {
+    let Pod {
+        metadata, status, ..
+    } = pod;
+    Seen::Pod {
+        name: metadata.name.unwrap_or_default(),
+        job: metadata
+            .labels
+            .and_then(|mut labels| labels.remove(JOB_NAME_LABEL)),
+        running: status.and_then(|status| status.phase).as_deref() == Some("Running"),
     }
 }
 
@@ -262,11 +374,37 @@ mod tests {
     fn only_the_first_sight_of_an_object_counts() {
         let t0 = Instant::now();
         let mut observed = Observed::default();
-        observed.record(t0, Seen::Pod("a".to_owned()));
+        let pod = |running| Seen::Pod {
+            name: "a".to_owned(),
+            job: None,
+            running,
+        };
+        observed.record(t0, pod(false));
         let first = observed.pods["a"];
         std::thread::sleep(Duration::from_millis(5));
-        observed.record(t0, Seen::Pod("a".to_owned()));
+        observed.record(t0, pod(true));
         assert_eq!(observed.pods["a"], first);
         assert_eq!(Observed::span(&observed.pods), Some((first, first)));
+    }
+
+    #[test]
+    fn a_jobs_running_lag_is_from_its_first_pod_running() {
+        let mut observed = Observed::default();
+        let at = Duration::from_millis;
+        for (pod, job, running) in [("a-0", "a", 250), ("a-1", "a", 500), ("b-0", "b", 500)] {
+            observed.pod_jobs.insert(pod.to_owned(), job.to_owned());
+            observed.pods_running.insert(pod.to_owned(), at(running));
+        }
+        observed.running.insert("a".to_owned(), at(1500));
+        observed.running.insert("b".to_owned(), at(250));
+        observed.running.insert("c".to_owned(), at(250));
+        assert_eq!(
+            observed.running_lags(Which::First),
+            BTreeMap::from([("a", 1.25), ("b", -0.25)])
+        );
+        assert_eq!(
+            observed.running_lags(Which::Last),
+            BTreeMap::from([("a", 1.0), ("b", -0.25)])
+        );
     }
 }

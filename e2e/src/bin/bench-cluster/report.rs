@@ -8,7 +8,8 @@ use std::path::Path;
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 
-use crate::observe::Observed;
+use crate::observe::{Observed, Which};
+use crate::restart::Restart;
 
 /// Everything one run measured.
 #[derive(Debug, Serialize)]
@@ -30,7 +31,7 @@ pub struct Results {
 /// The subjects measured on one workload.
 #[derive(Debug, Serialize)]
 pub struct WorkloadResults {
-    /// `1x1000` or `100x10`.
+    /// `JOBSxWORKERS`, such as `100x10`.
     pub name: String,
     /// Jobs created at once.
     pub jobs: usize,
@@ -75,6 +76,17 @@ pub struct Measurement {
     pub first_running_s: Option<f64>,
     /// When every job was `Running`.
     pub running_s: Option<f64>,
+    /// When the last pod was reported `Running`.
+    pub last_pod_running_s: Option<f64>,
+    /// The longest time a job turned `Running` after its last pod was reported `Running`
+    /// (`Observed::running_lags`).
+    pub running_lag_max_s: Option<f64>,
+    /// The median of those times over the jobs.
+    pub running_lag_median_s: Option<f64>,
+    /// The longest time a job turned `Running` after its first pod was reported `Running`.
+    pub running_lag_first_max_s: Option<f64>,
+    /// Each job's time after its last pod, for a closer look.
+    pub running_lags_s: BTreeMap<String, f64>,
     /// When the last change was watched before the quiet time (the samples come after it).
     pub settled_s: Option<f64>,
     /// The floor's own time from its first request to its last response.
@@ -97,6 +109,8 @@ pub struct Measurement {
     pub run: usize,
     /// Watch failures during the measurement (each retried).
     pub watch_errors: Vec<String>,
+    /// The restart on top of the jobs (`--restart`).
+    pub restart: Option<Restart>,
 }
 
 impl Results {
@@ -146,11 +160,30 @@ impl Measurement {
         self.running_s = running
             .map(|(_, last)| last)
             .filter(|_| observed.done.is_some());
+        self.last_pod_running_s =
+            Observed::span(&observed.pods_running).map(|(_, last)| last.as_secs_f64());
+        self.running_lag_first_max_s = observed
+            .running_lags(Which::First)
+            .into_values()
+            .reduce(f64::max);
+        self.running_lags_s = observed
+            .running_lags(Which::Last)
+            .into_iter()
+            .map(|(job, lag)| (job.to_owned(), lag))
+            .collect();
+        self.running_lag_max_s = self.running_lags_s.values().copied().reduce(f64::max);
+        self.running_lag_median_s = median(self.running_lags_s.values().copied().map(Some));
         self.settled_s = observed.settled.map(|settled| settled.as_secs_f64());
         self.watch_errors.clone_from(&observed.watch_errors);
         if observed.done.is_none() {
             "timeout".clone_into(&mut self.outcome);
         }
+    }
+
+    /// The subject's CPU milliseconds per object created (Pods and Services).
+    fn cpu_ms_per_object(&self) -> Option<f64> {
+        let objects = self.pods + self.services;
+        (objects > 0).then_some(self.cpu_work_s? * 1000.0 / usize_f64(objects))
     }
 
     /// When the last Pod or Service appeared, if all did.
@@ -165,14 +198,16 @@ impl Measurement {
 /// One line about a measurement, for the progress on stderr.
 pub fn summary(m: &Measurement) -> String {
     format!(
-        "{}: {} services (last {}), {} pods (last {}), {} jobs Running ({}), {} events; RSS {} → {} MiB (peak {}); CPU {} s; kube-apiserver CPU {} s",
+        "{}: {} services (last {}), {} pods (last {}, last Running {}), {} jobs Running ({}, lag {} max), {} events; RSS {} → {} MiB (peak {}); CPU {} s; kube-apiserver CPU {} s",
         m.outcome,
         m.services,
         seconds(m.last_service_s),
         m.pods,
         seconds(m.last_pod_s),
+        seconds(m.last_pod_running_s),
         m.jobs_running,
         seconds(m.running_s),
+        seconds(m.running_lag_max_s),
         m.events,
         mib(m.rss_idle_kib.map(kib_f64)),
         mib(m.rss_after_kib.map(kib_f64)),
@@ -184,7 +219,33 @@ pub fn summary(m: &Measurement) -> String {
     )
 }
 
-/// A markdown table per workload: one row per subject, the median of its successful runs.
+/// One line about a restart, for the progress on stderr.
+pub fn restart_summary(r: &Restart) -> String {
+    restart_figures(r)
+        .map(|(label, value)| format!("{label}: {value}"))
+        .join("; ")
+}
+
+/// A restart's figures, each with its label, as the summary and the table write them.
+fn restart_figures(r: &Restart) -> [(&'static str, String); 9] {
+    [
+        ("new job served", seconds(r.served_s)),
+        ("peak (first list), MiB", mib(r.peak_kib.map(kib_f64))),
+        ("after, MiB", mib(r.rss_kib.map(kib_f64))),
+        (
+            "CPU s",
+            r.cpu_s.map_or("—".to_owned(), |s| format!("{s:.1}")),
+        ),
+        ("pods replaced", r.pods_replaced.to_string()),
+        ("services replaced", r.services_replaced.to_string()),
+        ("extra objects", r.extra_objects.to_string()),
+        ("statuses changed", r.statuses_changed.to_string()),
+        ("deletions", r.deletions.to_string()),
+    ]
+}
+
+/// A markdown table per workload: one row per subject, the median of its successful runs; then
+/// the restarts, one row per run.
 pub fn markdown(results: &Results) -> String {
     let mut out = String::new();
     for workload in &results.workloads {
@@ -194,8 +255,8 @@ pub fn markdown(results: &Results) -> String {
             "\n### {}: {} TFJob(s) of {} Workers ({objects} Pods, {objects} Services); trainctl build `{}`, {} CPUs\n",
             workload.name, workload.jobs, workload.workers, results.build, results.cpus
         );
-        out.push_str("| subject | last Service | last Pod | job(s) Running | RSS idle → after (peak), MiB | CPU s | ratio to floor | load at t0 |\n");
-        out.push_str("|---|---|---|---|---|---|---|---|\n");
+        out.push_str("| subject | last Service | last Pod | job(s) Running | Running after the last pod, max (median) | after the first, max | RSS idle → after (peak), MiB | CPU s (ms per object) | ratio to floor | load at t0 |\n");
+        out.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         let mut subjects: Vec<&str> = Vec::new();
         for m in &workload.subjects {
             if !subjects.contains(&m.subject.as_str()) {
@@ -212,6 +273,26 @@ pub fn markdown(results: &Results) -> String {
         let floor = median(runs_of("floor").iter().map(|m| m.last_object_s()));
         for subject in subjects {
             out.push_str(&row(&runs_of(subject), floor));
+        }
+        let restarts: Vec<(&Measurement, &Restart)> = workload
+            .subjects
+            .iter()
+            .filter_map(|m| Some((m, m.restart.as_ref()?)))
+            .collect();
+        if let Some((_, first)) = restarts.first() {
+            let labels = restart_figures(first).map(|(label, _)| label);
+            let _ = writeln!(out, "\n| restart (`SIGKILL`) | {} |", labels.join(" | "));
+            let _ = writeln!(out, "|---{}|", "|---".repeat(labels.len()));
+            for (m, r) in restarts {
+                let values = restart_figures(r).map(|(_, value)| value);
+                let _ = writeln!(
+                    out,
+                    "| {} (run {}) | {} |",
+                    m.subject,
+                    m.run,
+                    values.join(" | ")
+                );
+            }
         }
     }
     out
@@ -236,22 +317,31 @@ fn row(runs: &[&Measurement], floor: Option<f64>) -> String {
             None => "—".to_owned(),
         },
     };
-    let running = if name.starts_with("floor") {
-        "—".to_owned()
+    let (running, lag) = if name.starts_with("floor") {
+        ("—".to_owned(), "— | —".to_owned())
     } else {
-        seconds(figure(|m| m.running_s))
+        (
+            seconds(figure(|m| m.running_s)),
+            format!(
+                "{} ({}) | {}",
+                seconds(figure(|m| m.running_lag_max_s)),
+                seconds(figure(|m| m.running_lag_median_s)),
+                seconds(figure(|m| m.running_lag_first_max_s)),
+            ),
+        )
     };
     let memory = |value: fn(&Measurement) -> Option<u64>| {
         mib(median(ok.iter().map(|m| value(m).map(kib_f64))))
     };
     format!(
-        "| {name} | {} | {} | {running} | {} → {} ({}) | {} | {ratio} | {} |\n",
+        "| {name} | {} | {} | {running} | {lag} | {} → {} ({}) | {} ({}) | {ratio} | {} |\n",
         seconds(figure(|m| m.last_service_s)),
         seconds(figure(|m| m.last_pod_s)),
         memory(|m| m.rss_idle_kib),
         memory(|m| m.rss_after_kib),
         memory(|m| m.peak_kib),
         figure(|m| m.cpu_work_s).map_or("—".to_owned(), |s| format!("{s:.1}")),
+        figure(Measurement::cpu_ms_per_object).map_or("—".to_owned(), |ms| format!("{ms:.2}")),
         figure(|m| m.load_at_t0).map_or("—".to_owned(), |s| format!("{s:.1}")),
     )
 }
@@ -288,6 +378,11 @@ fn kib_f64(kib: u64) -> f64 {
     kib as f64
 }
 
+#[expect(clippy::cast_precision_loss, reason = "exact below 2^52 objects")]
+fn usize_f64(n: usize) -> f64 {
+    n as f64
+}
+
 fn mib(kib: Option<f64>) -> String {
     kib.map_or("—".to_owned(), |kib| format!("{:.1}", kib / 1024.0))
 }
@@ -304,6 +399,8 @@ mod tests {
             rss_after_kib: Some(20 * 1024),
             peak_kib: Some(30 * 1024),
             cpu_work_s: Some(1.5),
+            pods: 1000,
+            services: 1000,
             ..Measurement::new(subject)
         }
     }
@@ -330,13 +427,14 @@ mod tests {
             timed_out,
         ]);
         assert!(
-            table
-                .contains("| floor | 8.00 s | 10.00 s | — | 10.0 → 20.0 (30.0) | 1.5 | 1.00 | — |"),
+            table.contains(
+                "| floor | 8.00 s | 10.00 s | — | — | — | 10.0 → 20.0 (30.0) | 1.5 (0.75) | 1.00 | — |"
+            ),
             "{table}"
         );
         assert!(
             table.contains(
-                "| trainctl | 12.50 s | 11.00 s | — | 10.0 → 20.0 (30.0) | 1.5 | 1.25 | — |"
+                "| trainctl | 12.50 s | 11.00 s | — | — (—) | — | 10.0 → 20.0 (30.0) | 1.5 (0.75) | 1.25 | — |"
             ),
             "{table}"
         );
@@ -364,6 +462,34 @@ mod tests {
             "{table}"
         );
         assert!(table.contains("| 0.80 | — |"), "{table}");
+    }
+
+    #[test]
+    fn a_restart_has_a_row_of_its_own_and_a_line() {
+        let mut restarted = measured("trainctl", 10.0, 10.0);
+        restarted.run = 1;
+        restarted.restart = Some(Restart {
+            served_s: Some(5.9),
+            peak_kib: Some(165 * 1024),
+            rss_kib: Some(160 * 1024),
+            cpu_s: Some(2.0),
+            statuses_changed: 1,
+            ..Restart::default()
+        });
+        let summary = restart_summary(restarted.restart.as_ref().expect("a restart"));
+        let table = table(vec![measured("floor", 10.0, 1.0), restarted]);
+        assert!(
+            table.contains(
+                "| trainctl (run 1) | 5.90 s | 165.0 | 160.0 | 2.0 | 0 | 0 | 0 | 1 | 0 |"
+            ),
+            "{table}"
+        );
+        assert_eq!(
+            summary,
+            "new job served: 5.90 s; peak (first list), MiB: 165.0; after, MiB: 160.0; CPU s: 2.0; \
+             pods replaced: 0; services replaced: 0; extra objects: 0; statuses changed: 1; \
+             deletions: 0"
+        );
     }
 
     #[test]

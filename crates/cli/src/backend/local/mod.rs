@@ -4,6 +4,7 @@
 
 pub mod claims;
 mod progress;
+pub mod queue;
 pub mod records;
 
 use std::cell::{OnceCell, RefCell};
@@ -14,8 +15,9 @@ use futures_util::Stream;
 use jiff::Timestamp;
 use serde_json::Value;
 use trainctl_api::{JobKind, TrainingJob};
-use trainctl_local::runner::remove_unowned_job;
-use trainctl_local::store::{JobRecord, Store};
+use trainctl_local::claims::event_roots;
+use trainctl_local::runner::{failure_cause, remove_unowned_job};
+use trainctl_local::store::{JobRecord, Store, replicas_reason};
 
 pub use self::progress::Progresses;
 use super::{Details, FoundJob, Jobs};
@@ -180,6 +182,8 @@ impl Jobs for Local {
     ) -> anyhow::Result<Vec<Details>> {
         let store = self.store()?;
         let mut progresses = self.progresses.borrow_mut();
+        let server = self.server().ok().flatten();
+        let mut queued = queue::waiting_words(server.as_ref(), &jobs.iter().collect::<Vec<_>>());
         jobs.iter()
             .map(|record| {
                 let replicas = store.replicas(&record.uid)?;
@@ -187,7 +191,9 @@ impl Jobs for Local {
                 Ok(Details {
                     restarts: replicas.iter().map(|r| i64::from(r.restarts)).sum(),
                     progress: progress.as_ref().map(crate::view::progress::short),
-                    held_by: None,
+                    held_by: queued.remove(&record.uid),
+                    failure: failure_cause(&record.job, &replicas),
+                    reason: replicas_reason(record.state(), &replicas).map(str::to_owned),
                 })
             })
             .collect()
@@ -198,10 +204,17 @@ impl Jobs for Local {
         let replicas = store.replicas(&record.uid)?;
         let events = store.events(&record.uid)?;
         let claims = claims::backings(store, &record.job)?;
-        let progress = Progresses::default().of(store, &record)?;
+        let event_dirs = event_roots(store, &record)?;
+        let progress = progress::read_once(event_dirs.clone());
+        let failure = failure_cause(&record.job, &replicas);
+        let server = self.server().ok().flatten();
+        let held_by = queue::waiting_words(server.as_ref(), &[&record]).remove(&record.uid);
         let mut description =
             Description::local(record.state(), record, &replicas, &events, claims);
+        description.failure = failure;
+        description.held_by = held_by;
         description.progress = progress;
+        description.event_dirs = event_dirs;
         Ok(description)
     }
 

@@ -6,6 +6,7 @@
 //! scalar gives the progress.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use trainctl_events::{Places, Progress};
 use trainctl_local::claims::event_roots;
@@ -29,4 +30,12 @@ impl Progresses {
         places.refresh(event_roots(store, record)?);
         Ok(places.latest())
     }
+}
+
+/// The progress in the event files under `roots` ([`event_roots`]), read once: for a job
+/// described once.
+pub fn read_once(roots: Vec<PathBuf>) -> Option<Progress> {
+    let mut places = Places::default();
+    places.refresh(roots);
+    places.latest()
 }

@@ -11,7 +11,7 @@ use trainctl_api::resources::ReplicaNeeds;
 use trainctl_api::{JobKind, JobStatus};
 use trainctl_server_api::{EventView, JobSummary, JobView, ReplicaView};
 
-use crate::cluster::pods::{controller_uid, framework_port, main_status, slot_of};
+use crate::cluster::pods::{controller_uid, framework_port, main_status, pods_reason, slot_of};
 use crate::cluster::{ClusterJob, restarts_by_job};
 use crate::view::description::EventRow;
 
@@ -50,6 +50,8 @@ fn summary(job: &ClusterJob, pods: &[&Pod], restarts: i64) -> JobSummary {
         uid: job.uid().to_owned(),
         state: job.state(),
         waiting: waiting(status),
+        failure: failure(status),
+        reason: pods_reason(job, pods.iter().copied()).map(str::to_owned),
         queue_position: None,
         replicas_ready: running.iter().filter(|pod| is_ready(pod)).count(),
         replicas_total: job
@@ -68,6 +70,13 @@ fn summary(job: &ClusterJob, pods: &[&Pod], restarts: i64) -> JobSummary {
     }
 }
 
+/// Why a failed job failed: its `Failed` condition's message.
+fn failure(status: Option<&trainctl_api::JobStatus>) -> Option<String> {
+    status
+        .and_then(trainctl_api::JobStatus::failure_message)
+        .map(str::to_owned)
+}
+
 /// One job: the object as stored, its pods (as [`Cluster::pods_of`](crate::cluster::Cluster::pods_of)
 /// lists them) as replicas, and its events (oldest first).
 pub fn job_view(job: &ClusterJob, pods: &[Pod], events: Vec<EventRow>) -> JobView {
@@ -78,6 +87,8 @@ pub fn job_view(job: &ClusterJob, pods: &[Pod], events: Vec<EventRow>) -> JobVie
         uid: job.uid().to_owned(),
         state: job.state(),
         waiting: waiting(job.job.status()),
+        failure: failure(job.job.status()),
+        reason: pods_reason(job, pods).map(str::to_owned),
         created: job.created().unwrap_or_default(),
         finished: job.finished(),
         job: serde_json::to_value(job.shown()).unwrap_or(serde_json::Value::Null),
@@ -89,6 +100,8 @@ pub fn job_view(job: &ClusterJob, pods: &[Pod], events: Vec<EventRow>) -> JobVie
             .into_iter()
             .map(|event| EventView {
                 time: event.time,
+                first_timestamp: event.first_time,
+                count: event.count,
                 type_: event.type_,
                 reason: event.reason,
                 message: event.message,
@@ -129,6 +142,10 @@ fn replica_view(kind: JobKind, pod: &Pod) -> Option<ReplicaView> {
         gpus: Vec::new(),
         restarts: main.map_or(0, |main| main.restart_count),
         exit_code: last_ended.map(|ended| ended.exit_code),
+        // The kubelet's word when it is not the plain one (`OOMKilled`, not `Error`).
+        reason: last_ended
+            .and_then(|ended| ended.reason.clone())
+            .filter(|reason| reason != "Error" && reason != "Completed"),
         started: running
             .and_then(|running| running.started_at.as_ref())
             .or_else(|| ended.and_then(|ended| ended.started_at.as_ref()))

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
 
 use trainctl_engine::ReplicaSlot;
-use trainctl_local::process::logs::{LogSelection, NoPreviousRun, previous_run};
+use trainctl_local::process::logs::{LogSelection, NoPreviousRun, kept_log_files, previous_run};
 use trainctl_local::store::{JobRecord, ReplicaRecord, ReplicaState, Store};
 
 use super::pod::job_of_pod;
-use super::tail::{Style, Tail};
+use super::tail::{Style, Tail, interleaved};
 use super::{Logs, prefix, replica_of_pod, wanted, width};
 use crate::backend::Local;
 use crate::backend::local::records;
@@ -19,6 +19,23 @@ use crate::target::Target;
 
 /// How often `--follow` looks at the job and its log files again.
 const POLL: Duration = Duration::from_millis(100);
+
+/// The most log a job's replicas may hold together (their kept files) to be printed
+/// interleaved by time, which holds them in memory; larger, each replica's log is printed in
+/// turn.
+const INTERLEAVED_AT_MOST: u64 = 256 << 20;
+
+/// Whether the kept log files of `replicas` hold `limit` bytes or less together.
+fn within(limit: u64, replicas: &[ReplicaRecord]) -> bool {
+    let mut total = 0_u64;
+    for replica in replicas {
+        let files = kept_log_files(&replica.log_path).unwrap_or_default();
+        for file in files {
+            total = total.saturating_add(std::fs::metadata(&file).map_or(0, |meta| meta.len()));
+        }
+    }
+    total <= limit
+}
 
 impl Logs for Local {
     /// Prints one replica's log, or every replica's with prefixes, from the files the replicas
@@ -84,6 +101,13 @@ fn print(
             tails
                 .entry(slot)
                 .or_insert_with(|| Tail::new(replica.log_path.clone(), selection, style));
+        }
+        // Every replica's log of a job that wrote all it will: in the order it was written,
+        // as `--follow` shows it live, when it is small enough to be held in memory.
+        if !follow && wanted.is_none() && within(INTERLEAVED_AT_MOST, &replicas) {
+            interleaved(tails.values_mut(), out)?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
         }
         for tail in tails.values_mut() {
             tail.copy_new(out, at_end)?;

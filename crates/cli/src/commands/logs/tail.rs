@@ -72,6 +72,53 @@ impl Tail {
     }
 }
 
+impl Tail {
+    /// Every item the log holds (its selection), each printed on its own and with its time
+    /// (an item without one takes the time of the item before it), for [`interleaved`].
+    pub fn items(&mut self) -> anyhow::Result<Vec<(i64, Vec<u8>)>> {
+        let Tail { log, style } = self;
+        let mut items = Vec::new();
+        let mut last = i64::MIN;
+        log.read(true, &mut |item| {
+            last = item.at().unwrap_or(last);
+            let mut text = Vec::new();
+            item.render(
+                &style.replica,
+                style.prefix.as_deref(),
+                style.timestamps,
+                &mut text,
+            );
+            items.push((last, text));
+            Ok(())
+        })
+        .with_context(|| format!("cannot read {}", log.path().display()))?;
+        Ok(items)
+    }
+}
+
+/// The lines of several replicas' logs, `tails` (in their order), in the order they were
+/// written: by time, a replica's own lines keeping their order, and lines of the same time in
+/// the order of `tails`.
+pub fn interleaved<'a>(
+    tails: impl IntoIterator<Item = &'a mut Tail>,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let mut all: Vec<(i64, usize, Vec<u8>)> = Vec::new();
+    for (order, tail) in tails.into_iter().enumerate() {
+        all.extend(
+            tail.items()?
+                .into_iter()
+                .map(|(at, text)| (at, order, text)),
+        );
+    }
+    // Stable: a replica's lines of the same time keep their order.
+    all.sort_by_key(|&(at, order, _)| (at, order));
+    for (_, _, text) in all {
+        out.write_all(&text)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,14 +31,18 @@ async fn a_cluster_without_any_job_crd_says_how_to_install_them() {
         assert_eq!(
             outcome.code,
             Err(
-                "no training job CRD (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob) \
-                 is installed in the cluster; install them with: trainctl crd | kubectl apply \
-                 --server-side -f -"
+                "no training job CRD (TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, \
+                 MXJob) is installed in the cluster; install them with: trainctl crd | kubectl \
+                 apply --server-side -f -"
                     .to_owned()
             ),
             "{args:?}"
         );
-        assert_eq!(outcome.sent.len(), 6, "{args:?}: one request per kind");
+        assert_eq!(
+            outcome.sent.len(),
+            trainctl_api::JobKind::ALL.len(),
+            "{args:?}: one request per kind"
+        );
     }
 }
 

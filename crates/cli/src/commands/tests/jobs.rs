@@ -50,6 +50,7 @@ tfjob/mnist       Running     5m
         [
             "GET /apis/kubeflow.org/v1/namespaces/default/jaxjobs?",
             "GET /apis/kubeflow.org/v1/namespaces/default/mpijobs?",
+            "GET /apis/kubeflow.org/v1/namespaces/default/mxjobs?",
             "GET /apis/kubeflow.org/v1/namespaces/default/paddlejobs?",
             "GET /apis/kubeflow.org/v1/namespaces/default/pytorchjobs?",
             "GET /apis/kubeflow.org/v1/namespaces/default/tfjobs?",
@@ -269,9 +270,9 @@ Conditions:
   Created   True     TFJobCreated   TFJob mnist is created.           {started}
   Running   True     TFJobRunning   TFJob default/mnist is running.   {started}
 Events:
-  AGE   TYPE      REASON                MESSAGE
-  4m    Normal    SuccessfulCreatePod   Created pod: mnist-chief-0
-  60s   Warning   TFJobRestarting       TFJob mnist is restarting because 1 Worker replica(s) failed.
+  AGE                TYPE      REASON                MESSAGE
+  4m                 Normal    SuccessfulCreatePod   Created pod: mnist-chief-0
+  60s (x2 over 4m)   Warning   TFJobRestarting       TFJob mnist is restarting because 1 Worker replica(s) failed.
 ",
         created = ago(300),
         started = ago(240),
@@ -287,6 +288,7 @@ Events:
         [
             "jaxjobs",
             "mpijobs",
+            "mxjobs",
             "paddlejobs",
             "pytorchjobs",
             "tfjobs",

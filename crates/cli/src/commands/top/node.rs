@@ -16,6 +16,7 @@ use trainctl_local::store::{JobRecord, Store};
 use trainctl_local::{CapacityOverrides, NodeCapacity};
 use trainctl_server::discovery::{self, ServerAddress};
 
+use crate::backend::local::queue;
 use crate::cli::TopNodeArgs;
 use crate::client::Client;
 use crate::machine::capacity_overrides;
@@ -77,7 +78,7 @@ pub fn run(args: &TopNodeArgs, state: Option<&Path>) -> anyhow::Result<ExitCode>
             .into_iter()
             .map(|gpu| (gpu, holders.get(&gpu).cloned()))
             .collect(),
-        queue: queue(&store, &holds)?,
+        queue: queue(&store, &holds, Client::find(&dir).ok().as_ref())?,
         quotas: quota_lines(&dir),
     };
     io::stdout().lock().write_all(view.render().as_bytes())?;
@@ -85,8 +86,13 @@ pub fn run(args: &TopNodeArgs, state: Option<&Path>) -> anyhow::Result<ExitCode>
 }
 
 /// The jobs waiting for room, in the server's order: higher priority class first (the
-/// classes Kubernetes knows; a server's `--priority-class` ones are its own), then the oldest.
-fn queue(store: &Store, holds: &[(String, ResourceHold)]) -> anyhow::Result<Vec<Waiting>> {
+/// classes Kubernetes knows; a server's `--priority-class` ones are its own), then the oldest;
+/// each with why it waits, in the words of the running `server`'s queue when one answers.
+fn queue(
+    store: &Store,
+    holds: &[(String, ResourceHold)],
+    server: Option<&Client>,
+) -> anyhow::Result<Vec<Waiting>> {
     let priorities = priorities(&[])?;
     let mut waiting: Vec<JobRecord> = store
         .jobs(None, None)?
@@ -107,16 +113,19 @@ fn queue(store: &Store, holds: &[(String, ResourceHold)]) -> anyhow::Result<Vec<
     };
     // Stable: `jobs` lists the oldest first.
     waiting.sort_by_key(|record| Reverse(priority(record)));
+    let mut queued = queue::waiting_words(server, &waiting.iter().collect::<Vec<_>>());
     Ok(waiting
         .iter()
         .map(|record| Waiting {
             job: job_path(record),
-            waiting_for: record
-                .job
-                .status()
-                .and_then(|status| status.waiting_reason())
-                .unwrap_or("-")
-                .to_owned(),
+            waiting_for: queued.remove(&record.uid).unwrap_or_else(|| {
+                record
+                    .job
+                    .status()
+                    .and_then(|status| status.waiting_reason())
+                    .unwrap_or("-")
+                    .to_owned()
+            }),
         })
         .collect())
 }

@@ -221,7 +221,7 @@ fn volume(volume: &Volume, claims: &BTreeMap<String, ClaimBacking>) -> String {
 }
 
 /// An argument as a shell would need it: quoted when it holds anything but plain characters.
-pub(super) fn shell_quote(arg: &str) -> String {
+pub(crate) fn shell_quote(arg: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
     if !arg.is_empty() && arg.chars().all(plain) {
         arg.to_owned()

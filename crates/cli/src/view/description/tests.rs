@@ -169,20 +169,31 @@ fn succeeded() -> Description {
             worker_1,
         ],
         &[
+            EventRecord::once(
+                at("2026-11-24T10:00:01Z"),
+                "Normal",
+                "SuccessfulCreatePod",
+                "Created pod: mnist-chief-0".to_owned(),
+                None,
+            ),
             EventRecord {
-                time: at("2026-11-24T10:00:01Z"),
-                type_: "Normal".to_owned(),
-                reason: "SuccessfulCreatePod".to_owned(),
-                message: "Created pod: mnist-chief-0".to_owned(),
-                object: None,
+                first_time: at("2026-11-24T10:00:20Z"),
+                count: 2,
+                ..EventRecord::once(
+                    at("2026-11-24T10:00:40Z"),
+                    "Warning",
+                    "BackOff",
+                    "Back-off restarting failed container of pod mnist-worker-1".to_owned(),
+                    Some("mnist-worker-1".to_owned()),
+                )
             },
-            EventRecord {
-                time: at("2026-11-24T10:01:05Z"),
-                type_: "Normal".to_owned(),
-                reason: "TFJobSucceeded".to_owned(),
-                message: "TFJob team-a/mnist successfully completed.".to_owned(),
-                object: None,
-            },
+            EventRecord::once(
+                at("2026-11-24T10:01:05Z"),
+                "Normal",
+                "TFJobSucceeded",
+                "TFJob team-a/mnist successfully completed.".to_owned(),
+                None,
+            ),
         ],
         BTreeMap::from([(
             "imagenet".to_owned(),
@@ -250,9 +261,10 @@ Conditions:
   Running     False    TFJobRunning     TFJob team-a/mnist is running.               2026-11-24T10:01:05Z
   Succeeded   True     TFJobSucceeded   TFJob team-a/mnist successfully completed.   2026-11-24T10:01:05Z
 Events:
-  AGE   TYPE     REASON                MESSAGE
-  4m    Normal   SuccessfulCreatePod   Created pod: mnist-chief-0
-  3m    Normal   TFJobSucceeded        TFJob team-a/mnist successfully completed.
+  AGE               TYPE      REASON                MESSAGE
+  4m                Normal    SuccessfulCreatePod   Created pod: mnist-chief-0
+  4m (x2 over 4m)   Warning   BackOff               Back-off restarting failed container of pod mnist-worker-1
+  3m                Normal    TFJobSucceeded        TFJob team-a/mnist successfully completed.
 "
     );
 }
@@ -403,20 +415,20 @@ fn what_a_replicas_log_lost_is_among_the_events_at_its_time() {
             worker_1,
         ],
         &[
-            EventRecord {
-                time: at("2026-11-24T10:00:01Z"),
-                type_: "Normal".to_owned(),
-                reason: "SuccessfulCreatePod".to_owned(),
-                message: "Created pod: mnist-worker-1".to_owned(),
-                object: None,
-            },
-            EventRecord {
-                time: at("2026-11-24T10:01:05Z"),
-                type_: "Normal".to_owned(),
-                reason: "TFJobFailed".to_owned(),
-                message: "TFJob team-a/mnist has failed.".to_owned(),
-                object: None,
-            },
+            EventRecord::once(
+                at("2026-11-24T10:00:01Z"),
+                "Normal",
+                "SuccessfulCreatePod",
+                "Created pod: mnist-worker-1".to_owned(),
+                None,
+            ),
+            EventRecord::once(
+                at("2026-11-24T10:01:05Z"),
+                "Normal",
+                "TFJobFailed",
+                "TFJob team-a/mnist has failed.".to_owned(),
+                None,
+            ),
         ],
         BTreeMap::new(),
     );

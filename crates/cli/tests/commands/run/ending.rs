@@ -297,3 +297,43 @@ fn ps_failure_under_never_fails_tfjob() {
     );
     assert!(scratch.processes().is_empty(), "{:?}", scratch.processes());
 }
+
+#[test]
+fn a_failed_job_says_which_replica_failed_and_how_in_its_row_and_description() {
+    let scratch = Scratch::new("failed-reason");
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "broken",
+            &[],
+            &[
+                replicas("Chief", 1, "Never", "sleep 30"),
+                replicas("Worker", 1, "Never", "exit 3"),
+            ],
+        ),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(
+        wide_column(&scratch, "REASON"),
+        "worker-0 exited with code 3"
+    );
+    let described = scratch.trainctl(&["describe", "tfjob", "broken"]);
+    assert!(
+        described
+            .stdout
+            .lines()
+            .any(|line| line == "Reason:       worker-0 exited with code 3"),
+        "{described}"
+    );
+    // The chief, stopped when the job failed, is not the cause, and keeps no earlier code.
+    let chief = described
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("chief-0"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>();
+    assert_eq!(chief, ["chief-0", "Stopped", "143"], "{described}");
+}

@@ -2,30 +2,6 @@
 
 use super::*;
 
-/// The env of the main container of pod `pod` in `trainctl render -f MANIFEST -o json`.
-fn rendered_env(scratch: &Scratch, manifest: &str, pod: &str) -> BTreeMap<String, String> {
-    let render = scratch.trainctl(&["render", "-f", manifest, "-o", "json"]);
-    assert_eq!(render.code, Some(0), "{render}");
-    let list = render.json();
-    let item = list["items"]
-        .as_array()
-        .expect("a List")
-        .iter()
-        .find(|item| item["kind"] == "Pod" && item["metadata"]["name"] == pod)
-        .unwrap_or_else(|| panic!("no pod {pod} rendered"));
-    item["spec"]["containers"][0]["env"]
-        .as_array()
-        .expect("env")
-        .iter()
-        .map(|var| {
-            (
-                var["name"].as_str().expect("name").to_owned(),
-                var["value"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn tf_config_matches_render_with_loopback_ports() {
     let scratch = Scratch::new("tf-config");

@@ -76,7 +76,7 @@ fn manifest_without_exactly_one_job_exits_2() {
     let cases = [
         (
             configmap.to_owned(),
-            "no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob or MPIJob)",
+            "no training job in the manifest (expected a TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob or MXJob)",
         ),
         (
             format!("{job}---\n{}", job.replace("name: one", "name: two")),

@@ -183,13 +183,16 @@ if [ -e \"$STATE/trainctl.db.reserve\" ]; then wc -c < \"$STATE/trainctl.db.rese
 fn a_replica_that_fills_the_disk_costs_its_job_no_outcome() {
     let scratch = Scratch::new("full-disk");
     // worker-1 fills the disk, then worker-0 fails: the job fails, with both exits recorded.
+    // worker-0 fails only once trainctl has reaped worker-1 (`kill -0` holds for a zombie), so
+    // that worker-1's success is seen before the failure ends the job.
     let script = "if [ \"$INDEX\" = 1 ]; then
   echo filling
   head -c 100000000 /dev/zero > \"$STATE/filler\"
-  touch filled
+  echo $$ > filled
   exit 0
 fi
-while [ ! -e filled ]; do sleep 0.02; done
+while [ ! -s filled ]; do sleep 0.02; done
+while kill -0 \"$(cat filled)\" 2> /dev/null; do sleep 0.02; done
 exit 1";
     let manifest = scratch.write(
         "job.yaml",

@@ -15,6 +15,7 @@ mod ending;
 mod env;
 mod input;
 mod keeping;
+mod mxnet;
 mod output;
 mod resources;
 mod restarts;
@@ -26,6 +27,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use trainctl_api::JobKind;
 
 use trainctl_cli_harness::{
     Run, Scratch, conditions, env_lines, expect_conditions, expect_counts, lines_after, ran_then,
@@ -78,15 +80,26 @@ const INDEX_ENV: &str = "env:
 /// A TFJob named `name` whose replicas run `sh -c SCRIPT` in a `tensorflow` container, with a
 /// grace period of 1 s; `spec` are extra lines under `spec:` (e.g. `runPolicy: {...}`).
 fn tfjob(name: &str, spec: &[&str], replica_specs: &[Replicas<'_>]) -> String {
+    job_of_kind(JobKind::TFJob, name, spec, replica_specs)
+}
+
+/// A job of `kind` named `name` whose replicas run `sh -c SCRIPT` in the kind's framework
+/// container, with a grace period of 1 s; `spec` are extra lines under `spec:`.
+fn job_of_kind(kind: JobKind, name: &str, spec: &[&str], replica_specs: &[Replicas<'_>]) -> String {
     let mut yaml =
-        format!("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata:\n  name: {name}\nspec:\n");
+        format!("apiVersion: kubeflow.org/v1\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n");
     let mut line = |indent: usize, text: &str| {
         writeln!(yaml, "{:indent$}{text}", "").expect("writing to a String cannot fail");
     };
     for text in spec {
         line(2, text);
     }
-    line(2, "tfReplicaSpecs:");
+    line(2, &format!("{}:", kind.replica_specs_field()));
+    // Not pulled here: any image does, one of the framework reads best.
+    let image = match kind {
+        JobKind::MXJob => "python:3.9-slim",
+        _ => "tensorflow/tensorflow:2.16.1",
+    };
     for replicas in replica_specs {
         line(4, &format!("{}:", replicas.replica_type));
         line(6, &format!("replicas: {}", replicas.count));
@@ -95,8 +108,11 @@ fn tfjob(name: &str, spec: &[&str], replica_specs: &[Replicas<'_>]) -> String {
         line(8, "spec:");
         line(10, "terminationGracePeriodSeconds: 1");
         line(10, "containers:");
-        line(10, "- name: tensorflow");
-        line(12, "image: tensorflow/tensorflow:2.16.1");
+        line(
+            10,
+            &format!("- name: {}", kind.default_container().unwrap_or("main")),
+        );
+        line(12, &format!("image: {image}"));
         for text in replicas.container.lines() {
             line(12, text);
         }
@@ -137,6 +153,30 @@ fn expect_outcomes(
             (
                 replica.to_owned(),
                 (state.to_owned(), exit.to_owned(), restarts),
+            )
+        })
+        .collect()
+}
+
+/// The env of the main container of pod `pod` in `trainctl render -f MANIFEST -o json`.
+fn rendered_env(scratch: &Scratch, manifest: &str, pod: &str) -> BTreeMap<String, String> {
+    let render = scratch.trainctl(&["render", "-f", manifest, "-o", "json"]);
+    assert_eq!(render.code, Some(0), "{render}");
+    let list = render.json();
+    let item = list["items"]
+        .as_array()
+        .expect("a List")
+        .iter()
+        .find(|item| item["kind"] == "Pod" && item["metadata"]["name"] == pod)
+        .unwrap_or_else(|| panic!("no pod {pod} rendered"));
+    item["spec"]["containers"][0]["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .map(|var| {
+            (
+                var["name"].as_str().expect("name").to_owned(),
+                var["value"].as_str().unwrap_or_default().to_owned(),
             )
         })
         .collect()

@@ -51,7 +51,7 @@ fn job_larger_than_the_machine_fails_at_once() {
     let manifest = scratch.write("job.yaml", &gpu_job("toolarge", 2, "touch started"));
     let run = scratch.run(&manifest, &["-o", "json", "--gpus", "1"]);
     assert_eq!(run.code, Some(1), "{run}");
-    let message = "the job can never start here: its replicas together need 2 GPUs but this machine has 1 GPU; lower their resource requests, run the job on a larger machine, or pretend this one is larger with --gpus 2";
+    let message = "cannot run on this machine: the job can never start here: its replicas together need 2 GPUs but this machine has 1 GPU; lower their resource requests, run the job on a larger machine, or pretend this one is larger with --gpus 2";
     assert_eq!(
         conditions(&run.json()),
         expect_conditions(&[
@@ -70,6 +70,56 @@ fn job_larger_than_the_machine_fails_at_once() {
         "{run}"
     );
     assert!(!scratch.path("started").exists(), "a replica started");
+}
+
+#[test]
+fn every_reason_a_job_cannot_run_is_said_at_once() {
+    let scratch = Scratch::new("all-reasons");
+    let job = gpu_job("blocked", 2, "true").replace("- sh\n", "- no-such-program-xyz\n");
+    assert!(job.contains("no-such-program-xyz"), "{job}");
+    let manifest = scratch.write("job.yaml", &job);
+    let run = scratch.run(&manifest, &["--gpus", "1"]);
+    assert_eq!(run.code, Some(1), "{run}");
+    let failed: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.starts_with("trainctl: Failed: "))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "trainctl: Failed: cannot run on this machine: the job can never start here: its \
+          replicas together need 2 GPUs but this machine has 1 GPU; lower their resource \
+          requests, run the job on a larger machine, or pretend this one is larger with --gpus \
+          2; also, worker-0: command `no-such-program-xyz` not found on this machine (the \
+          container image's files of image `tensorflow/tensorflow:2.16.1` are not available \
+          locally; install it here or put it on PATH)"
+        ],
+        "{run}"
+    );
+    // `validate` says the same, each at its field, before anything runs.
+    let validate = scratch.trainctl(&["validate", "-f", &manifest, "--gpus", "1"]);
+    assert_eq!(validate.code, Some(1), "{validate}");
+    assert_eq!(
+        validate
+            .stderr
+            .lines()
+            .map(|line| line
+                .split_once(": cannot run on this machine: ")
+                .map_or(line, |(_, m)| m))
+            .collect::<Vec<_>>(),
+        [
+            "the job can never start here: its replicas together need 2 GPUs but this machine \
+             has 1 GPU; lower their resource requests, run the job on a larger machine, or \
+             pretend this one is larger with --gpus 2",
+            "worker-0: command `no-such-program-xyz` not found on this machine (the container \
+             image's files of image `tensorflow/tensorflow:2.16.1` are not available locally; \
+             install it here or put it on PATH)",
+            "1 job cannot run on this machine as written (for a cluster, check with `trainctl \
+             --kube validate`)"
+        ],
+        "{validate}"
+    );
 }
 
 #[test]
@@ -230,4 +280,257 @@ fn killed_run_holds_no_gpus_and_its_job_shows_lost() {
     assert_eq!(b.code, Some(0), "{b}");
     assert!(!b.stderr.contains("Pending"), "{b}");
     assert_eq!(replica_log(&scratch, "b", "worker-0"), "0,1\n");
+}
+
+/// Holds 300 MB at once (`tail` keeps what it has read): past a 64Mi limit.
+const OVER_64MI: &str = "head -c 300000000 /dev/zero | tail -c 300000000 >/dev/null";
+
+/// What `trainctl run` warns where this machine's cgroups cannot hold the replicas to limits.
+const NOT_ENFORCED: &str = "limits are not enforced on this machine";
+
+#[test]
+fn a_replica_past_its_memory_limit_is_oom_killed_and_restarted_as_its_policy_says() {
+    let scratch = Scratch::new("oom");
+    // The first start goes past the limit; the second stays within it.
+    let script = format!("[ -e oomed ] && exit 0\ntouch oomed\n{OVER_64MI}");
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "oom",
+            &[],
+            &[replicas("Worker", 1, "OnFailure", &script)
+                .with("resources: {limits: {memory: 64Mi}}")],
+        ),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    if run.stderr.contains(NOT_ENFORCED) {
+        eprintln!("skipped: {run}");
+        return;
+    }
+    assert_eq!(run.code, Some(0), "{run}");
+    let said = "trainctl: the kernel killed a process of pod oom-worker-0 for using more than its \
+                limit of 64Mi memory (OOMKilled); the replica exited with code 137: raise \
+                `resources.limits.memory`, or use less\n";
+    assert!(run.stderr.contains(said), "{run}");
+    assert_eq!(
+        outcomes(&run.stderr),
+        expect_outcomes(&[("worker-0", "Succeeded", "0", 1)])
+    );
+    let events = scratch.trainctl(&["events", "oom"]);
+    assert!(events.stdout.contains("Warning   OOMKilled"), "{events}");
+}
+
+#[test]
+fn a_replica_that_ends_past_its_memory_limit_reads_oomkilled_with_exit_code_137() {
+    let scratch = Scratch::new("oom-never");
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "oomnever",
+            &[],
+            &[replicas("Worker", 1, "Never", OVER_64MI)
+                .with("resources: {limits: {memory: 64Mi}}")],
+        ),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    if run.stderr.contains(NOT_ENFORCED) {
+        eprintln!("skipped: {run}");
+        return;
+    }
+    assert_eq!(run.code, Some(1), "{run}");
+    let described = scratch.trainctl(&["describe", "tfjob", "oomnever"]);
+    let row = described
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("worker-0"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(4)
+        .collect::<Vec<_>>();
+    assert_eq!(
+        row,
+        ["worker-0", "Failed", "(OOMKilled)", "137"],
+        "{described}"
+    );
+}
+
+#[test]
+fn a_replica_gets_no_more_cpu_time_than_its_limit() {
+    let scratch = Scratch::new("cpu-limit");
+    // Busy for 3 s of wall time, then the CPU time it and its children used (`times`).
+    let script =
+        "end=$$(( $$(date +%s) + 3 ))\nwhile [ $$(date +%s) -lt $$end ]; do :; done\ntimes";
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "cpulimit",
+            &[],
+            &[replicas("Worker", 1, "Never", script).with("resources: {limits: {cpu: 200m}}")],
+        ),
+    );
+    let run = scratch.run(&manifest, &["-q"]);
+    if run.stderr.contains(NOT_ENFORCED) {
+        eprintln!("skipped: {run}");
+        return;
+    }
+    assert_eq!(run.code, Some(0), "{run}");
+    let log = replica_log(&scratch, "cpulimit", "worker-0");
+    // `0m0.040000s 0m0.010000s` for the shell, then for its children.
+    let seconds: f64 = log
+        .split_whitespace()
+        .filter_map(|time| {
+            let (minutes, seconds) = time.strip_suffix('s')?.split_once('m')?;
+            Some(minutes.parse::<f64>().ok()? * 60.0 + seconds.parse::<f64>().ok()?)
+        })
+        .sum();
+    // 200m of 3 s is 0.6 s; unlimited, the loop takes most of a core for the 3 s.
+    assert!(seconds < 1.0, "{seconds} s of CPU in 3 s at 200m: {log}");
+}
+
+#[test]
+fn a_user_who_cannot_write_cgroups_is_told_once_which_limits_are_not_enforced() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(setpriv) = ["/usr/bin/setpriv", "/bin/setpriv"]
+        .into_iter()
+        .find(|path| std::path::Path::new(path).exists())
+    else {
+        eprintln!("skipped: no setpriv to run trainctl as another user");
+        return;
+    };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status.lines().any(|line| {
+        line.strip_prefix("Uid:")
+            .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"))
+    });
+    if !root {
+        eprintln!("skipped: only root can run trainctl as another user");
+        return;
+    }
+    let scratch = Scratch::new("limits-unenforced");
+    let open = std::fs::Permissions::from_mode(0o777);
+    std::fs::set_permissions(scratch.dir(), open).expect("open the scratch dir to nobody");
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "unlimited",
+            &[],
+            &[replicas("Worker", 2, "Never", "true")
+                .with("resources: {limits: {memory: 64Mi, cpu: 200m}}")],
+        ),
+    );
+    let mut command = std::process::Command::new(setpriv);
+    command.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
+    command.arg(trainctl_cli_harness::binary());
+    let mut command = scratch.command_with(command, &["run", "-f", &manifest, "-q"]);
+    command.env("HOME", scratch.dir());
+    let run = trainctl_cli_harness::run_to_end(command);
+    assert_eq!(run.code, Some(0), "{run}");
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|line| line.contains(NOT_ENFORCED))
+        .collect();
+    assert_eq!(warnings.len(), 1, "said once: {run}");
+    assert!(
+        warnings[0].starts_with(
+            "trainctl: warning: the replicas' limits are not enforced on this machine (Worker \
+             memory 64Mi, cpu 200m): a replica may use more than its limit, where a cluster \
+             would throttle or kill it (OOMKilled); "
+        ),
+        "{run}"
+    );
+}
+
+/// A cgroup v2 cgroup made at the hierarchy's root, with the memory and cpu controllers, as
+/// `systemd-run --scope -p Delegate=yes` makes one; removed, with what is left in it, on drop.
+struct DelegatedScope {
+    dir: std::path::PathBuf,
+}
+
+impl DelegatedScope {
+    /// `None` (said) where this system's cgroup v2 hierarchy has no memory controller to give,
+    /// or cannot be written.
+    fn make(name: &str) -> Option<DelegatedScope> {
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let root = table
+            .lines()
+            .find(|line| line.contains(" - cgroup2 "))
+            .and_then(|line| line.split_whitespace().nth(4))
+            .map(std::path::PathBuf::from);
+        let Some(root) = root else {
+            eprintln!("skipped: no cgroup v2 hierarchy here");
+            return None;
+        };
+        let _ = std::fs::write(root.join("cgroup.subtree_control"), "+memory +cpu");
+        let offered =
+            std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
+        if !offered.split_whitespace().any(|name| name == "memory") {
+            eprintln!(
+                "skipped: the memory controller is not in {}'s cgroup.subtree_control (a hybrid \
+                 system's, or not root)",
+                root.display()
+            );
+            return None;
+        }
+        let dir = root.join(format!("{name}.{}.scope", std::process::id()));
+        std::fs::create_dir(&dir).expect("make the scope's cgroup");
+        Some(DelegatedScope { dir })
+    }
+}
+
+impl Drop for DelegatedScope {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
+        let children = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
+        for child in children.filter(|entry| entry.path().is_dir()) {
+            let _ = std::fs::remove_dir(child.path());
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_trainctl_alone_in_a_delegated_cgroup_gives_its_replicas_their_limits() {
+    // As `systemd-run --scope -p Delegate=yes trainctl run ...` starts it: alone in a cgroup
+    // that has the controllers, which it can give only once it has moved out of it.
+    let Some(scope) = DelegatedScope::make("delegated-test") else {
+        return;
+    };
+    let scratch = Scratch::new("delegated");
+    // The replica says its limits, then goes past the memory one.
+    let script = format!(
+        "c=/sys/fs/cgroup$$(cut -d: -f3 /proc/self/cgroup)\necho \"memory.max $$(cat $$c/memory.max)\"\necho \"cpu.max $$(cat $$c/cpu.max)\"\n{OVER_64MI}"
+    );
+    let manifest = scratch.write(
+        "job.yaml",
+        &tfjob(
+            "delegated",
+            &[],
+            &[replicas("Worker", 1, "Never", &script)
+                .with("resources: {limits: {memory: 64Mi, cpu: 200m}}")],
+        ),
+    );
+    let mut command = std::process::Command::new("sh");
+    command
+        .args(["-c", "echo $$ > \"$0/cgroup.procs\" && exec \"$@\""])
+        .arg(&scope.dir)
+        .arg(trainctl_cli_harness::binary());
+    let command = scratch.command_with(command, &["run", "-f", &manifest, "-q"]);
+    let run = trainctl_cli_harness::run_to_end(command);
+    assert!(!run.stderr.contains(NOT_ENFORCED), "{run}");
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(
+        replica_log(&scratch, "delegated", "worker-0"),
+        "memory.max 67108864\ncpu.max 20000 100000\n"
+    );
+    let described = scratch.trainctl(&["describe", "tfjob", "delegated"]);
+    assert!(described.stdout.contains("(OOMKilled)"), "{described}");
+    // trainctl made room in the scope, and took its job's cgroups with it.
+    let left: Vec<String> = std::fs::read_dir(&scope.dir)
+        .expect("the scope")
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["trainctl.supervisor"]);
 }

@@ -19,15 +19,15 @@ fn a_tf_config_too_large_for_one_environment_string_fails_the_job_at_once() {
         .lines()
         .filter(|line| line.starts_with("trainctl: Failed: "))
         .collect();
-    assert_eq!(
-        failed,
-        [
+    // Where this machine's open files cannot hold 7,500 replicas, that is said after.
+    assert!(
+        matches!(failed.as_slice(), [line] if line.starts_with(
             "trainctl: Failed: cannot run on this machine: worker-0: replica wide-worker-0: env \
              TF_CONFIG: its value is 132 KiB, more than the 128 KiB one environment string may \
              hold (the kernel's MAX_ARG_STRLEN); TF_CONFIG names every replica of the job: run \
              fewer replicas on this machine (about 7,000 fit), or on a cluster; and 7499 more \
              replicas"
-        ],
+        )),
         "{run}"
     );
 }

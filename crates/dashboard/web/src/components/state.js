@@ -9,7 +9,10 @@ export function StateBadge({ state }) {
   return html`<span class=${`badge ${stateClass(state)}`}>${state || "Unknown"}</span>`;
 }
 
-/** A table cell whose text is exactly the state word, coloured by it. */
-export function StateCell({ state }) {
-  return html`<td class=${`state ${stateClass(state)}`}><span class="badge">${state || "Unknown"}</span></td>`;
+/** A table cell whose badge is exactly the state word, coloured by it; with the kernel's reason
+ *  beside it when there is one (`OOMKilled`). */
+export function StateCell({ state, reason }) {
+  return html`<td class=${`state ${stateClass(state)}`}>
+    <span class="badge">${state || "Unknown"}</span>${reason ? html` <span class="state-reason">${reason}</span>` : null}
+  </td>`;
 }

@@ -129,6 +129,12 @@ export function JobPage({ ns, plural, name, tab, info }) {
     </div>
     <${ActionError} error=${deleted ? null : actionError} onDismiss=${() => setActionError(null)} />
     ${view?.waiting && !view.finished ? html`<p class="waiting-note">Waiting: ${view.waiting}</p>` : null}
+    ${view?.failure && view.finished ? html`<p class="failure-note" role="alert">Failed: ${view.failure}</p>` : null}
+    ${view?.reason && !view.finished
+      ? html`<p class="waiting-note" id="reason-note">Waiting: ${view.reason}${view.reason === "CrashLoopBackOff"
+          ? " (each replica waits out a restart back-off: see why in its log)"
+          : ""}</p>`
+      : null}
     ${missing || deleted
       ? null
       : html`<nav class="tabs">

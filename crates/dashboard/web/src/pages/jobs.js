@@ -17,10 +17,17 @@ function runMs(job, now) {
   return Number.isNaN(start) ? NaN : end - start;
 }
 
-/** `#2 in queue: reason` for a waiting job, the reason alone when not queued. */
+/** `#2 in queue: reason` for a waiting job, the reason alone when not queued; for a job that runs
+ *  without getting on, why (`CrashLoopBackOff`, as `trainctl get -o wide`'s REASON). */
 function waitingText(job) {
   if (job.queuePosition != null) return `#${job.queuePosition} in queue${job.waiting ? `: ${job.waiting}` : ""}`;
-  return job.waiting ?? "";
+  return job.waiting ?? job.reason ?? "";
+}
+
+/** Why the job is where it is: what it waits for, or why it failed. */
+function reasonText(job) {
+  if (job.finishedAt) return job.failure ?? "";
+  return waitingText(job);
 }
 
 /** How many jobs a page of the table shows: two screens or so. Each row costs the browser most
@@ -38,7 +45,11 @@ const COLUMNS = [
   { key: "age", label: "Age", sort: (job) => -parseTime(job.created), numeric: true },
   { key: "duration", label: "Duration", sort: (job, now) => runMs(job, now), numeric: true },
   { key: "gpus", label: "GPUs", sort: (job) => job.gpus, numeric: true },
-  { key: "waiting", label: "Waiting", sort: (job) => job.queuePosition ?? (job.waiting ? 1e9 : Infinity) },
+  {
+    key: "reason",
+    label: "Reason",
+    sort: (job) => job.queuePosition ?? (job.waiting || job.reason ? 1e9 : job.failure ? 2e9 : Infinity),
+  },
 ];
 
 // One collator for every comparison: `localeCompare` with options makes one per call, which
@@ -79,7 +90,9 @@ function JobRow({ job, now }) {
     <td class="num" title=${fullTime(job.created)}>${age(job.created, now)}</td>
     <td class="num">${Number.isNaN(ms) ? "" : humanDuration(ms)}</td>
     <td class=${`num${job.gpus ? "" : " muted"}`}>${job.gpus ?? 0}</td>
-    <td class="waiting">${job.finishedAt ? "" : waitingText(job)}</td>
+    <td class=${`reason ${job.finishedAt ? "failure" : "waiting"}${job.reason && !job.finishedAt ? " warn" : ""}`}>
+      ${reasonText(job)}
+    </td>
   </tr>`;
 }
 

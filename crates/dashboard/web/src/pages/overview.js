@@ -95,6 +95,20 @@ function Time({ time }) {
   return time ? html`<time datetime=${time} title=${fullTime(time)}>${formatTime(time)}</time>` : null;
 }
 
+/** The states whose exit code is the replica's own failure (not trainctl's stop). */
+const FAILED_STATES = new Set(["Failed", "CrashLoopBackOff"]);
+
+/** A replica's last exit code: marked bad only when it failed by itself; a replica trainctl
+ *  stopped (`SIGTERM`, 143) or one that ended well shows it plainly. */
+function ExitCell({ replica }) {
+  const code = replica.exitCode;
+  const failed = code != null && code !== 0 && FAILED_STATES.has(replica.state);
+  const title = replica.state === "Stopped" && code != null ? "stopped by trainctl when the job ended" : undefined;
+  return html`<td class=${`num exit${failed ? " bad" : code != null && code !== 0 ? " muted" : ""}`} title=${title}>
+    ${code ?? ""}
+  </td>`;
+}
+
 /** `table#replicas`: one row per replica. */
 function Replicas({ replicas }) {
   const columns = 10;
@@ -110,8 +124,8 @@ function Replicas({ replicas }) {
           (replica) => html`<tr data-replica=${replica.name} key=${replica.name}>
             <td class="name">${replica.name}</td>
             <td>${replica.type}</td>
-            <${StateCell} state=${replica.state} />
-            <td class=${`num${replica.exitCode ? " bad" : ""}`}>${replica.exitCode ?? ""}</td>
+            <${StateCell} state=${replica.state} reason=${replica.reason} />
+            <${ExitCell} replica=${replica} />
             <td class=${`num${replica.restarts > 0 ? " warn" : ""}`}>${replica.restarts}</td>
             <td class="num">${replica.pid ?? ""}</td>
             <td class="num">${replica.port ?? ""}</td>
@@ -157,16 +171,24 @@ function Timeline({ conditions, now }) {
   </section>`;
 }
 
-/** `table#events`: the job's events, warnings highlighted. */
-function Events({ events }) {
+/** `(x4 over 5m)` for an event that happened 4 times, the first 5 minutes ago (kubectl's words);
+ *  nothing for one that happened once. */
+function Count({ event, now }) {
+  if (!(event.count > 1)) return null;
+  return html` <span class="count muted" title=${`first at ${fullTime(event.firstTimestamp)}`}
+    >(x${event.count} over ${age(event.firstTimestamp, now)})</span>`;
+}
+
+/** `table#events`: the job's events, warnings highlighted; alike events are one row, counted. */
+function Events({ events, now }) {
   return html`<section class="panel">
     <h2>Events</h2>
     <div class="table-wrap"><table id="events" class="grid">
-      <thead><tr><th>Time</th><th>Type</th><th>Reason</th><th>Message</th></tr></thead>
+      <thead><tr><th>Last seen</th><th>Type</th><th>Reason</th><th>Message</th></tr></thead>
       <tbody>
         ${events.map(
-          (event) => html`<tr class=${event.type === "Warning" ? "warning" : ""}>
-            <td class="nowrap"><${Time} time=${event.time} /></td>
+          (event) => html`<tr class=${event.type === "Warning" ? "warning" : ""} data-reason=${event.reason}>
+            <td class="nowrap"><${Time} time=${event.time} /><${Count} event=${event} now=${now} /></td>
             <td>${event.type}</td>
             <td>${event.reason}</td>
             <td class="message">${event.message}</td>
@@ -184,6 +206,6 @@ export function OverviewTab({ view }) {
     <${Spec} job=${view.job} />
     <${Replicas} replicas=${view.replicas ?? []} />
     <${Timeline} conditions=${view.job?.status?.conditions ?? []} now=${now} />
-    <${Events} events=${view.events ?? []} />
+    <${Events} events=${view.events ?? []} now=${now} />
   </div>`;
 }

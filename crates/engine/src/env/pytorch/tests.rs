@@ -278,6 +278,66 @@ fn pytorch_loopback_rdzv_endpoint_is_worker_zero_slot() {
     );
 }
 
+/// On loopback every replica's host is the endpoint's: worker 0 is told to host the c10d
+/// store and the others not to, after the user's settings.
+#[test]
+fn pytorch_loopback_c10d_store_is_hosted_by_worker_zero() {
+    let job = load_job(ELASTIC);
+    let addressing = Addressing::Loopback {
+        ports: [((ReplicaType::Worker, 0), 45_010)].into_iter().collect(),
+    };
+    let conf = |index| {
+        env_pairs(&env_vars(&job, &ReplicaType::Worker, index, &addressing))
+            .into_iter()
+            .find(|(name, _)| name == "PET_RDZV_CONF")
+            .map(|(_, value)| value)
+    };
+    assert_eq!(
+        conf(0).as_deref(),
+        Some("timeout=900,read_timeout=60,is_host=1")
+    );
+    assert_eq!(
+        conf(1).as_deref(),
+        Some("timeout=900,read_timeout=60,is_host=0")
+    );
+}
+
+/// The user's own `is_host`, another rendezvous host or backend, and a cluster's addresses
+/// leave `PET_RDZV_CONF` as the job says.
+#[test]
+fn pytorch_is_host_is_added_only_for_the_loopback_c10d_store_of_worker_zero() {
+    let loopback = Addressing::Loopback {
+        ports: [((ReplicaType::Worker, 0), 45_010)].into_iter().collect(),
+    };
+    let conf = |policy: &str, addressing: &Addressing| {
+        let manifest = format!(
+            "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: el}}\nspec:\n  \
+             elasticPolicy: {policy}\n  pytorchReplicaSpecs:\n    Worker:\n      replicas: 2\n      \
+             template: {{spec: {{containers: [{{name: pytorch, image: torch}}]}}}}\n"
+        );
+        env_pairs(&env_vars(
+            &load_job(&manifest),
+            &ReplicaType::Worker,
+            0,
+            addressing,
+        ))
+        .into_iter()
+        .find(|(name, _)| name == "PET_RDZV_CONF")
+        .map(|(_, value)| value)
+    };
+    assert_eq!(
+        conf("{maxReplicas: 2}", &loopback).as_deref(),
+        Some("is_host=1")
+    );
+    assert_eq!(conf("{maxReplicas: 2}", &Addressing::default()), None);
+    assert_eq!(
+        conf("{rdzvConf: [{key: is_host, value: 'false'}]}", &loopback).as_deref(),
+        Some("is_host=false")
+    );
+    assert_eq!(conf("{rdzvHost: store.example}", &loopback), None);
+    assert_eq!(conf("{rdzvBackend: etcd-v2}", &loopback), None);
+}
+
 #[test]
 fn pytorch_worker_waits_for_master_in_init_container() {
     let job = load_job(MASTER_WORKERS);

@@ -48,6 +48,12 @@ fn messages_are_worded_as_upstream_per_kind() {
             "MPIJob mnist is successfully completed.",
             "MPIJob mnist is failed because 2 Worker replica(s) failed.",
         ),
+        (
+            "MXJob jobMode=MXTrain Scheduler=1 Worker=1",
+            "MXJob mnist is running.",
+            "MXJob mnist is successfully completed.",
+            "mxjob mnist is failed because 2 Worker replica(s) failed.",
+        ),
     ];
     for (shape, running, succeeded, failed) in cases {
         let job = job(shape);
@@ -64,6 +70,19 @@ fn messages_are_worded_as_upstream_per_kind() {
         assert_eq!(words.suspended(), format!("{kind} mnist is suspended."));
         assert_eq!(words.resumed(), format!("{kind} mnist is resumed."));
     }
+}
+
+#[test]
+fn mxnet_restarting_names_the_kind_in_lowercase_as_upstream() {
+    let job = job("MXJob jobMode=MXTrain Scheduler=1 Server=1/ExitCode");
+    assert_eq!(
+        Wording::new(&job).restarting(1, &ReplicaType::Server),
+        "mxjob mnist is restarting because 1 Server replica(s) failed."
+    );
+    assert_eq!(
+        Wording::new(&job).reason(JobConditionType::Restarting),
+        "MXJobRestarting"
+    );
 }
 
 #[test]

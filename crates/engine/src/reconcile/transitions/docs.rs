@@ -18,7 +18,7 @@ fn render_docs() -> String {
          kind otherwise), and `runPolicy`/kind options (`backoffLimit`, `deadline` = \
          `activeDeadlineSeconds`, `ttl` = `ttlSecondsAfterFinished`, `clean` = `cleanPodPolicy`, \
          `suspend`, `multikueue` = `managedBy: kueue.x-k8s.io/multikueue`, `successPolicy`, \
-         `dynamicWorker`, `elastic`). Jobs are named `mnist` in namespace `ml`.\n\
+         `jobMode`, `dynamicWorker`, `elastic`, `autoscaled` = `elastic` with `metrics`). Jobs are named `mnist` in namespace `ml`.\n\
          - **Before**: the job's conditions before this reconcile (`new`: no status). Times are \
          relative to now: `started` (default -60s) and `completed` (default -10s).\n\
          - **Observed**: the pods (`all <phase>` for every slot), their exit codes, in-place \
@@ -27,7 +27,7 @@ fn render_docs() -> String {
          `retired` restarts from earlier plans; the restart `backoff`.\n\
          - **Plan**: the conditions (`=False` marks one that does not hold) with the newest \
          one's reason and message, pods and services to create and delete (and why), PodGroup, \
-         events, `requeue` after, job deletion, metrics `count`ed, and the restart ledger.\n\n\
+         HorizontalPodAutoscaler (`apply HPA`, `delete HPA`), events, `requeue` after, job deletion, metrics `count`ed, and the restart ledger.\n\n\
          | Rule | Section | Job | Before | Observed | Plan |\n\
          |---|---|---|---|---|---|\n",
     );

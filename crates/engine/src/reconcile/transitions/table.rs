@@ -117,6 +117,48 @@ transitions! {
         observed: "all Succeeded",
         plan: "Created, Running=False, Succeeded: PaddleJobSucceeded \"PaddleJob ml/mnist successfully completed.\"; events Normal PaddleJobSucceeded; count succeeded",
     }
+    mxnet_scheduler_running_sets_running {
+        spec: "§5",
+        job: "MXJob jobMode=MXTrain Scheduler=1 Server=1 Worker=2",
+        before: "Created",
+        observed: "all Running",
+        plan: "Created, Running: MXJobRunning \"MXJob mnist is running.\"",
+    }
+    mxnet_scheduler_success_decides_a_training_job {
+        spec: "§5",
+        job: "MXJob jobMode=MXTrain Scheduler=1 Server=1 Worker=2",
+        before: "Running",
+        observed: "all Running; scheduler-0 Succeeded",
+        plan: "Created, Running=False, Succeeded: MXJobSucceeded \"MXJob mnist is successfully completed.\"; events Normal MXJobSucceeded; count succeeded",
+    }
+    mxnet_workers_do_not_decide_beside_a_scheduler {
+        spec: "§5",
+        job: "MXJob jobMode=MXTrain Scheduler=1 Server=1 Worker=2",
+        before: "Running",
+        observed: "all Running; worker-0 Succeeded; worker-1 Succeeded",
+        plan: "status unchanged",
+    }
+    mxnet_without_scheduler_every_worker_decides {
+        spec: "§5 [fix]",
+        job: "MXJob jobMode=MXTrain Worker=2",
+        before: "Running",
+        observed: "all Succeeded",
+        plan: "Created, Running=False, Succeeded: MXJobSucceeded \"MXJob mnist is successfully completed.\"; events Normal MXJobSucceeded; count succeeded",
+    }
+    mxnet_tuner_running_sets_running {
+        spec: "§5 [fix]",
+        job: "MXJob jobMode=MXTune TunerTracker=1 TunerServer=1 Tuner=1",
+        before: "Created",
+        observed: "all Running",
+        plan: "Created, Running: MXJobRunning \"MXJob mnist is running.\"",
+    }
+    mxnet_tuner_success_decides_a_tuning_job {
+        spec: "§5 [fix]",
+        job: "MXJob jobMode=MXTune TunerTracker=1 TunerServer=1 Tuner=1",
+        before: "Running",
+        observed: "all Running; tuner-0 Succeeded exit=0",
+        plan: "Created, Running=False, Succeeded: MXJobSucceeded \"MXJob mnist is successfully completed.\"; events Normal ExitedWithCode, Normal MXJobSucceeded; count succeeded",
+    }
     jax_one_worker_success_is_not_enough {
         spec: "§5",
         job: "JAXJob Worker=2",
@@ -180,6 +222,13 @@ transitions! {
         before: "Running",
         observed: "all Running; launcher-0 Failed exit=1",
         plan: "Created, Running=False, Failed: MPIJobFailed \"MPIJob mnist is failed because 1 Launcher replica(s) failed.\"; events Normal ExitedWithCode, Warning MPIJobFailed; count failed",
+    }
+    mxnet_server_failure_fails_the_job_in_upstreams_words {
+        spec: "§5",
+        job: "MXJob jobMode=MXTrain Scheduler=1 Server=1 Worker=2",
+        before: "Running",
+        observed: "all Running; server-0 Failed exit=1",
+        plan: "Created, Running=False, Failed: MXJobFailed \"mxjob mnist is failed because 1 Server replica(s) failed.\"; events Normal ExitedWithCode, Warning MXJobFailed; count failed",
     }
     success_wins_when_both_are_decided_at_once {
         spec: "§5 [fix]",
@@ -266,6 +315,13 @@ transitions! {
         before: "Running",
         observed: "all Running; worker-1 Failed reason=Evicted",
         plan: "Created, Restarting: PyTorchJobRestarting \"PyTorchJob mnist is restarting because 1 Worker replica(s) failed.\"; delete pods worker-1 (restart); events Warning PyTorchJobRestarting; count restarted; retired restarts 0 → 1",
+    }
+    mxnet_on_failure_policy_recreates_an_evicted_pod {
+        spec: "§6 [fix]",
+        job: "MXJob jobMode=MXTrain Scheduler=1 Server=1/OnFailure Worker=2",
+        before: "Running",
+        observed: "all Running; server-0 Failed reason=Evicted",
+        plan: "Created, Restarting: MXJobRestarting \"mxjob mnist is restarting because 1 Server replica(s) failed.\"; delete pods server-0 (restart); events Warning MXJobRestarting; count restarted; retired restarts 0 → 1",
     }
     always_policy_recreates_a_failed_pod {
         spec: "§6",
@@ -517,5 +573,34 @@ transitions! {
         before: "Running",
         observed: "master-0 Running; worker-0 Running; worker-1 Running",
         plan: "status unchanged; create pods worker-2, worker-3; create services worker-2, worker-3",
+    }
+    // §3: an autoscaled PyTorchJob's HorizontalPodAutoscaler, in every state but suspended.
+    autoscaled_job_gets_its_hpa {
+        spec: "§3",
+        job: "PyTorchJob Worker=2 autoscaled",
+        before: "new",
+        observed: "nothing",
+        plan: "Created: PyTorchJobCreated \"PyTorchJob mnist is created.\"; create pods worker-0, worker-1; create services worker-0, worker-1; apply HPA; count created",
+    }
+    running_autoscaled_job_keeps_its_hpa_applied {
+        spec: "§3",
+        job: "PyTorchJob Worker=2 autoscaled",
+        before: "Running",
+        observed: "all Running",
+        plan: "status unchanged; apply HPA",
+    }
+    suspended_autoscaled_job_deletes_its_hpa {
+        spec: "§3, §6",
+        job: "PyTorchJob Worker=2 autoscaled suspend",
+        before: "Running",
+        observed: "all Running",
+        plan: "Created, Running=False, Suspended: PyTorchJobSuspended \"PyTorchJob mnist is suspended.\"; delete pods worker-0 (suspend), worker-1 (suspend); delete services worker-0 (suspend), worker-1 (suspend); delete HPA; events Normal PyTorchJobSuspended",
+    }
+    finished_autoscaled_job_keeps_its_hpa {
+        spec: "§3",
+        job: "PyTorchJob Worker=2 autoscaled",
+        before: "Succeeded",
+        observed: "all Succeeded",
+        plan: "status unchanged; apply HPA",
     }
 }

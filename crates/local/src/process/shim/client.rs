@@ -27,7 +27,7 @@ use super::protocol::{Reply, Request, StartRequest, older_shim, send};
 use super::stderr::ShimStderr;
 use super::{exit_file, socket_path};
 use crate::process::cgroup;
-use crate::process::child::{HelperCommand, KILLED, Launch, StartedProcess, Waiters};
+use crate::process::child::{HelperCommand, KILLED, Launch, StartedProcess, Termination, Waiters};
 use crate::process::marker::MARKER_ENV;
 
 /// The replicas stopped because the shim that ran them died, by pid, until the runner asks.
@@ -58,7 +58,7 @@ pub struct Shim {
     /// The requests, and the answers to `Start`s, in order.
     requests: Mutex<(UnixStream, mpsc::Receiver<Result<i32, io::Error>>)>,
     /// Where the exit code of each `Start` sent and not yet answered goes, in order.
-    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
+    exits: Arc<Mutex<VecDeque<oneshot::Sender<Termination>>>>,
     /// Whether this process started the shim (so that it is the subreaper of what the shim's
     /// replicas leave behind).
     started_here: bool,
@@ -88,7 +88,7 @@ impl Shim {
             Err(_) => (start_shim(&socket, helper, spawn)?, true),
         };
         let (answers, replies) = mpsc::channel();
-        let exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>> = Arc::default();
+        let exits: Arc<Mutex<VecDeque<oneshot::Sender<Termination>>>> = Arc::default();
         let running = Running::default();
         let lost = Arc::new(AtomicBool::new(false));
         let replies_reader = Replies {
@@ -143,6 +143,7 @@ impl Shim {
             log_limit: launch.log_limit,
             exit_file: exit_file(&launch.log_path),
             mounts: launch.mounts.clone(),
+            limits: launch.limits,
         };
         let request = if start.mounts.is_some() {
             Request::StartMounted(start)
@@ -185,7 +186,7 @@ struct Replies {
     /// Where the answers to `Start`s go.
     answers: mpsc::Sender<Result<i32, io::Error>>,
     /// The exit code's destination of each `Start` not answered yet.
-    exits: Arc<Mutex<VecDeque<oneshot::Sender<i32>>>>,
+    exits: Arc<Mutex<VecDeque<oneshot::Sender<Termination>>>>,
     /// The server's reaper's waiters.
     waiters: Waiters,
     /// The replicas the shim runs.
@@ -209,12 +210,16 @@ impl Replies {
                     .pop_front()
             };
             let answer = match serde_json::from_str::<Reply>(&line) {
-                Ok(Reply::Exited { pid, code }) => {
+                Ok(Reply::Exited {
+                    pid,
+                    code,
+                    oom_killed,
+                }) => {
                     self.running
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .remove(&pid);
-                    self.waiters.deliver(pid, code);
+                    self.waiters.deliver(pid, Termination { code, oom_killed });
                     continue;
                 }
                 Ok(Reply::Started { pid }) => {
@@ -265,7 +270,7 @@ impl Replies {
             cgroup::kill_job(job);
         }
         for pid in running.keys() {
-            self.waiters.deliver(*pid, KILLED);
+            self.waiters.deliver(*pid, Termination::exited(KILLED));
         }
     }
 }

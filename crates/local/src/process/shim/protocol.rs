@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::process::cgroup::Limits;
 use crate::process::logs::LogLimit;
 use crate::process::mounts::Mounts;
 
@@ -40,6 +41,9 @@ pub(super) struct StartRequest {
     /// The replica's volumes; none from a server before volumes.
     #[serde(default)]
     pub(super) mounts: Option<Mounts>,
+    /// Its main container's limits, enforced in its cgroup; none from a server before limits.
+    #[serde(default)]
+    pub(super) limits: Limits,
 }
 
 /// What the shim sends a server.
@@ -49,8 +53,14 @@ pub(super) enum Reply {
     Started { pid: i32 },
     /// The replica of the last `Start` could not be started.
     Failed { error: String, not_found: bool },
-    /// A replica ended with this exit code.
-    Exited { pid: i32, code: i32 },
+    /// A replica ended with this exit code; `oom_killed` when the kernel killed one of its
+    /// processes for its memory limit (never, from a shim before limits).
+    Exited {
+        pid: i32,
+        code: i32,
+        #[serde(default)]
+        oom_killed: bool,
+    },
 }
 
 pub(super) fn send(stream: &mut UnixStream, message: &impl Serialize) -> io::Result<()> {
@@ -94,6 +104,7 @@ mod tests {
             log_limit: LogLimit::DEFAULT,
             exit_file: PathBuf::from("/logs/worker-0.exit"),
             mounts,
+            limits: Limits::default(),
         }
     }
 

@@ -74,6 +74,16 @@ async fn stopping_stops_what_runs_ends_what_waits_to_restart_and_leaves_what_end
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stopped_replica_keeps_no_exit_code_of_an_earlier_start() {
+    let mut restarted = exited(PodRestart::OnFailure, 1);
+    restarted.started(101, Timestamp::UNIX_EPOCH);
+    assert_eq!(restarted.exit_code, Some(1));
+    let mut pods = BTreeMap::from([(worker(0), restarted)]);
+    let _ = stop_pods(&mut pods, |_| GRACE, Instant::now());
+    assert_eq!(pods[&worker(0)].exit_code, None);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn each_slot_has_its_own_grace_period() {
     let now = Instant::now();
     let mut pods = BTreeMap::from([(worker(0), running(100)), (worker(1), running(101))]);
@@ -100,6 +110,17 @@ async fn an_exit_while_stopping_is_recorded_and_one_of_an_older_start_is_not() {
     // Stopped, not ended by its own doing: its phase stays, and its record says `Stopped`.
     assert_eq!(pod.phase, PodPhase::Running);
     assert_eq!(report::state_of(pod), crate::store::ReplicaState::Stopped);
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_replica_that_exits_0_as_the_run_stops_succeeded() {
+    let mut pods = BTreeMap::from([(worker(0), running(100))]);
+    let _ = stop_pods(&mut pods, |_| GRACE, Instant::now());
+    let pod = pods.get_mut(&worker(0)).expect("the pod");
+    let generation = pod.running.expect("runs").generation;
+    exited_while_stopping(pod, generation, Some(0));
+    assert_eq!(report::state_of(pod), crate::store::ReplicaState::Succeeded);
+    assert!(pod.finished_at.is_some());
 }
 
 fn condition_of(status: &JobStatus, type_: JobConditionType) -> &JobCondition {

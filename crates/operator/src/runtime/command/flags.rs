@@ -15,7 +15,8 @@ use crate::runtime::settings::BindAddress;
 #[derive(Debug, Args)]
 pub struct OperatorArgs {
     /// A kind to run a controller for (repeatable, or comma-separated): tfjob, pytorchjob,
-    /// xgboostjob, paddlejob, jaxjob, mpijob (kubectl spellings work too) [default: every kind].
+    /// xgboostjob, paddlejob, jaxjob, mpijob, mxjob (kubectl spellings work too) [default: every
+    /// kind, MXJob only where its CRD is installed].
     #[arg(long, value_name = "KIND", value_delimiter = ',')]
     pub enable_scheme: Vec<JobKind>,
 

@@ -20,7 +20,7 @@ use super::connect::{self, ClusterAccess, ConnectError};
 use super::leader::{self, LeaseSettings};
 use super::manager::{self, Observability, RunError};
 use super::rate_limit::RateLimits;
-use super::settings::Settings;
+use super::settings::{Settings, WATCHED_WHERE_INSTALLED};
 use super::shutdown::StopRequests;
 
 /// Where a pod finds its service account's namespace.
@@ -98,14 +98,21 @@ fn settings(
     identity: String,
     service_account_namespace: Option<String>,
 ) -> Settings {
-    let kinds = JobKind::ALL
-        .into_iter()
-        .filter(|kind| args.enable_scheme.is_empty() || args.enable_scheme.contains(kind))
-        .collect();
+    let (kinds, kinds_where_installed) = if args.enable_scheme.is_empty() {
+        JobKind::ALL
+            .into_iter()
+            .partition(|kind| !WATCHED_WHERE_INSTALLED.contains(kind))
+    } else {
+        let enabled = JobKind::ALL
+            .into_iter()
+            .filter(|kind| args.enable_scheme.contains(kind));
+        (enabled.collect(), Vec::new())
+    };
     let namespaces: BTreeSet<String> = args.namespace.iter().cloned().collect();
     let non_empty = |value: &Option<String>| value.clone().filter(|value| !value.is_empty());
     Settings {
         kinds,
+        kinds_where_installed,
         namespaces: namespaces.into_iter().collect(),
         build: BuildOptions {
             addressing: Addressing::Cluster {

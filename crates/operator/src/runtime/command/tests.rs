@@ -37,7 +37,11 @@ fn without_flags_every_kind_and_namespace_and_the_documented_defaults() {
     assert_eq!(
         settings,
         Settings {
-            kinds: JobKind::ALL.to_vec(),
+            kinds: JobKind::ALL
+                .into_iter()
+                .filter(|kind| *kind != JobKind::MXJob)
+                .collect(),
+            kinds_where_installed: vec![JobKind::MXJob],
             namespaces: vec![],
             build: BuildOptions {
                 addressing: Addressing::Cluster {
@@ -57,6 +61,13 @@ fn without_flags_every_kind_and_namespace_and_the_documented_defaults() {
             health_address: BindAddress::Listen("0.0.0.0:8081".parse().expect("valid")),
         }
     );
+}
+
+#[test]
+fn an_mxjob_named_by_enable_scheme_is_watched_whether_or_not_installed() {
+    let settings = settings_of(&["--enable-scheme", "mxjobs,tfjob"]);
+    assert_eq!(settings.kinds, [JobKind::TFJob, JobKind::MXJob]);
+    assert_eq!(settings.kinds_where_installed, []);
 }
 
 #[test]
@@ -100,6 +111,7 @@ fn every_flag_lands_in_the_settings() {
         settings,
         Settings {
             kinds: vec![JobKind::TFJob, JobKind::PyTorchJob, JobKind::MPIJob],
+            kinds_where_installed: vec![],
             namespaces: vec!["team-a".to_owned(), "team-b".to_owned()],
             build: BuildOptions {
                 addressing: Addressing::Cluster {
@@ -170,8 +182,8 @@ fn invalid_values_are_refused_with_what_is_expected() {
         (
             &["--enable-scheme", "job"][..],
             "error: invalid value 'job' for '--enable-scheme <KIND>': unknown job kind `job`: \
-             expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob (kubectl \
-             spellings such as `tfjob` and `tfjobs` work too)",
+             expected one of TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, MXJob \
+             (kubectl spellings such as `tfjob` and `tfjobs` work too)",
         ),
         (
             &["--kube-api-qps", "0"],

@@ -27,6 +27,7 @@ fn settings(leader_election: bool) -> Settings {
     let loopback = BindAddress::Listen("127.0.0.1:0".parse().expect("an address"));
     Settings {
         kinds: vec![JobKind::TFJob],
+        kinds_where_installed: vec![],
         namespaces: vec!["ml".to_owned()],
         build: BuildOptions::default(),
         controller_threads: 2,
@@ -58,6 +59,8 @@ struct World {
     /// Never answer a list (of jobs, pods or services): caches that have not had their first
     /// list.
     hold_lists: bool,
+    /// What discovery of `kubeflow.org/v1` lists (`None`: the group version is not served).
+    kubeflow_resources: Option<&'static [&'static str]>,
 }
 
 /// A mock API server: the lease as [`fake_api`] keeps it, the world's jobs, empty lists for
@@ -121,6 +124,8 @@ fn cluster(
                 continue;
             } else if path.starts_with(LEASES) {
                 lease(&request)
+            } else if path == "/apis/kubeflow.org/v1" {
+                discovery(world.kubeflow_resources)
             } else if world.hold_lists && request.method == Method::GET {
                 sent.push(request);
                 open_watches.push(respond);
@@ -153,6 +158,24 @@ fn cluster(
         drop(open_watches);
         sent
     })
+}
+
+/// The answer to discovery of `kubeflow.org/v1`: these resources, or a 404 as kube-apiserver
+/// gives for a group version it does not serve (plain text, not a Status).
+fn discovery(resources: Option<&[&str]>) -> (StatusCode, Value) {
+    let Some(resources) = resources else {
+        return (StatusCode::NOT_FOUND, json!("404 page not found"));
+    };
+    let resources: Vec<Value> = resources
+        .iter()
+        .map(|name| {
+            json!({"name": name, "singularName": "", "namespaced": true, "kind": "Job",
+                   "verbs": ["get", "list", "watch"]})
+        })
+        .collect();
+    let list = json!({"kind": "APIResourceList", "apiVersion": "v1",
+                      "groupVersion": "kubeflow.org/v1", "resources": resources});
+    (StatusCode::OK, list)
 }
 
 /// The operator running against [`cluster`].
@@ -480,4 +503,51 @@ async fn a_busy_address_fails_the_start_with_its_address() {
                 .as_str()
         )
     );
+}
+
+#[tokio::test]
+async fn a_kind_watched_where_installed_is_watched_only_where_its_crd_is() {
+    for (served, watched) in [
+        (Some(&["tfjobs", "mxjobs"][..]), true),
+        (Some(&["tfjobs"][..]), false),
+        (None, false),
+    ] {
+        let settings = Settings {
+            kinds_where_installed: vec![JobKind::MXJob],
+            ..settings(false)
+        };
+        let world = World {
+            kubeflow_resources: served,
+            ..World::default()
+        };
+        let running = start(settings, None, world).await;
+        running.reach(Phase::Running).await;
+        assert_eq!(
+            running.get("/readyz").await,
+            (200, "ok\n".to_owned()),
+            "{served:?}"
+        );
+        let metrics = running.get("/metrics").await.1;
+        assert_eq!(
+            metrics
+                .lines()
+                .any(|line| line == "trainctl_queue_depth{kind=\"MXJob\"} 0"),
+            watched,
+            "{served:?}: {metrics}"
+        );
+        running.stop.send(()).expect("the operator listens");
+        let (outcome, sent) = running.end().await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!(
+            sent.iter()
+                .any(|sent| sent.path() == "/apis/kubeflow.org/v1/namespaces/ml/mxjobs"),
+            watched,
+            "{served:?}"
+        );
+        assert!(
+            sent.iter()
+                .any(|sent| sent.path() == "/apis/kubeflow.org/v1/namespaces/ml/tfjobs"),
+            "{served:?}: the other kinds are watched all the same"
+        );
+    }
 }

@@ -75,7 +75,25 @@ fn team_a_at_its_quota() -> Queue {
 }
 
 const A3_EXCEEDED: &str = "exceeded quota: team-a, requested: requests.nvidia.com/gpu=2, used: \
-                           requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4";
+                           requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; used \
+                           by tfjob/team-a/a1, tfjob/team-a/a2";
+
+#[test]
+fn a_quota_wait_names_the_queued_jobs_ahead_it_counts() {
+    let queue = queue();
+    queue.set_quotas("team-a", vec![gpu_quota("team-a", 2)]);
+    // q1 is queued (the machine is busy), not admitted: it counts, and is named.
+    push(&queue, "q1", "team-a", 2, 0);
+    push(&queue, "q2", "team-a", 1, 1);
+    assert_eq!(
+        queue.quota_hold("q2").as_deref(),
+        Some(
+            "exceeded quota: team-a, requested: requests.nvidia.com/gpu=1, used: \
+             requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=2; used by \
+             tfjob/team-a/q1 (queued ahead)"
+        )
+    );
+}
 
 #[test]
 fn a_job_over_its_quota_waits_in_kubernetes_words_and_another_team_passes_it() {

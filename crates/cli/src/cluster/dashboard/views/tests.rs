@@ -19,7 +19,8 @@ fn pods_become_replicas_named_by_their_labels_with_their_containers_state() {
             &json!({
                 "restartCount": 2,
                 "state": {"running": {"startedAt": "2026-01-02T03:02:00Z"}},
-                "lastState": {"terminated": {"exitCode": 137, "startedAt": "2026-01-02T03:01:00Z",
+                "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled",
+                                              "startedAt": "2026-01-02T03:01:00Z",
                                               "finishedAt": "2026-01-02T03:01:30Z"}},
             }),
             true,
@@ -28,7 +29,8 @@ fn pods_become_replicas_named_by_their_labels_with_their_containers_state() {
             ("worker", 1),
             JOB_UID,
             "Failed",
-            &json!({"state": {"terminated": {"exitCode": 1, "startedAt": "2026-01-02T03:01:00Z",
+            &json!({"state": {"terminated": {"exitCode": 1, "reason": "Error",
+                                             "startedAt": "2026-01-02T03:01:00Z",
                                              "finishedAt": "2026-01-02T03:03:00Z"}}}),
             false,
         ),
@@ -39,13 +41,13 @@ fn pods_become_replicas_named_by_their_labels_with_their_containers_state() {
         replicas,
         json!([
             {"name": "chief-0", "type": "Chief", "index": 0, "state": "Pending", "pid": null,
-             "port": 2222, "gpus": [], "restarts": 0, "exitCode": null, "started": null,
+             "port": 2222, "gpus": [], "restarts": 0, "exitCode": null, "reason": null, "started": null,
              "finished": null},
             {"name": "worker-0", "type": "Worker", "index": 0, "state": "Running", "pid": null,
-             "port": 2222, "gpus": [], "restarts": 2, "exitCode": 137,
+             "port": 2222, "gpus": [], "restarts": 2, "exitCode": 137, "reason": "OOMKilled",
              "started": "2026-01-02T03:02:00Z", "finished": null},
             {"name": "worker-1", "type": "Worker", "index": 1, "state": "Failed", "pid": null,
-             "port": 2222, "gpus": [], "restarts": 0, "exitCode": 1,
+             "port": 2222, "gpus": [], "restarts": 0, "exitCode": 1, "reason": null,
              "started": "2026-01-02T03:01:00Z", "finished": "2026-01-02T03:03:00Z"},
         ])
     );
@@ -95,7 +97,8 @@ fn a_summary_counts_ready_pods_spec_replicas_restarts_and_running_gpus() {
         serde_json::to_value(&summaries).expect("JSON"),
         json!([{
             "namespace": "ml", "name": "mnist", "kind": "TFJob", "plural": "tfjobs",
-            "uid": JOB_UID, "state": "Running", "waiting": null, "queuePosition": null,
+            "uid": JOB_UID, "state": "Running", "waiting": null, "failure": null, "reason": null,
+            "queuePosition": null,
             "replicasReady": 1, "replicasTotal": 3,
             // The chief's 3, and the 4 of pods already replaced.
             "restarts": 7,
@@ -166,7 +169,7 @@ fn a_gang_pending_job_says_why_it_waits() {
 }
 
 #[test]
-fn the_jobs_events_come_oldest_first_each_at_its_last_occurrence() {
+fn the_jobs_events_come_oldest_first_each_at_its_last_occurrence_and_counted() {
     let event = |name: &str, time: &str, series: Option<&str>, reason: &str| -> Event {
         let mut event = json!({
             "metadata": {"name": name, "namespace": "ml"},
@@ -199,12 +202,59 @@ fn the_jobs_events_come_oldest_first_each_at_its_last_occurrence() {
     assert_eq!(
         shown,
         json!([
-            {"time": "2026-01-02T03:00:02Z", "type": "Normal", "reason": "Second",
-             "message": "Second happened"},
-            {"time": "2026-01-02T03:00:03Z", "type": "Normal", "reason": "Third",
-             "message": "Third happened"},
-            {"time": "2026-01-02T03:00:05Z", "type": "Normal", "reason": "Repeated",
-             "message": "Repeated happened"},
+            {"time": "2026-01-02T03:00:02Z", "firstTimestamp": "2026-01-02T03:00:02Z",
+             "count": 1, "type": "Normal", "reason": "Second", "message": "Second happened"},
+            {"time": "2026-01-02T03:00:03Z", "firstTimestamp": "2026-01-02T03:00:03Z",
+             "count": 1, "type": "Normal", "reason": "Third", "message": "Third happened"},
+            {"time": "2026-01-02T03:00:05Z", "firstTimestamp": "2026-01-02T03:00:01Z",
+             "count": 2, "type": "Normal", "reason": "Repeated", "message": "Repeated happened"},
         ])
     );
+}
+
+#[test]
+fn a_running_job_whose_pods_left_all_wait_in_crash_loop_back_off_says_so() {
+    let running = tfjob(&json!({
+        "conditions": [
+            {"type": "Running", "status": "True", "lastTransitionTime": "2026-01-02T03:00:20Z"},
+        ],
+    }));
+    let looping = json!({
+        "restartCount": 4,
+        "state": {"waiting": {"reason": "CrashLoopBackOff",
+                              "message": "back-off 40s restarting failed container"}},
+    });
+    let done = json!({"state": {"terminated": {"exitCode": 0}}});
+    let reason = |pods: &[k8s_openapi::api::core::v1::Pod]| {
+        summaries(std::slice::from_ref(&running), pods)[0]
+            .reason
+            .clone()
+    };
+    let crash_looping = [
+        pod(("chief", 0), JOB_UID, "Succeeded", &done, false),
+        pod(("worker", 0), JOB_UID, "Running", &looping, false),
+        pod(("worker", 1), JOB_UID, "Running", &looping, false),
+    ];
+    assert_eq!(reason(&crash_looping).as_deref(), Some("CrashLoopBackOff"));
+    assert_eq!(
+        job_view(&running, &crash_looping, Vec::new())
+            .reason
+            .as_deref(),
+        Some("CrashLoopBackOff")
+    );
+    // One pod that runs, and the job gets on.
+    let one_runs = [
+        pod(("worker", 0), JOB_UID, "Running", &looping, false),
+        pod(
+            ("worker", 1),
+            JOB_UID,
+            "Running",
+            &running_since("2026-01-02T03:02:00Z"),
+            true,
+        ),
+    ];
+    assert_eq!(reason(&one_runs), None);
+    // A job that does not run says nothing of its pods.
+    let created = tfjob(&json!({}));
+    assert_eq!(job_view(&created, &crash_looping, Vec::new()).reason, None);
 }

@@ -191,6 +191,35 @@ fn passwd() -> Vec<(String, u32, u32)> {
         .collect()
 }
 
+/// The prefix of the directories in the temporary directory that hold a copy of the binary,
+/// one per build of it.
+const BINARY_COPIES: &str = "trainctl-volumes-bin-";
+
+/// Removes the copies of earlier builds of the binary made more than a day ago: each holds on to
+/// a binary of its own (about 170 MB) that no test run still uses.
+fn remove_stale_copies() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(BINARY_COPIES)
+            && entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| {
+                    modified
+                        .elapsed()
+                        .is_ok_and(|age| age > std::time::Duration::from_secs(24 * 3600))
+                });
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The binary where any user can execute it: where cargo built it when every directory above
 /// it lets others through, else a copy (a hard link where it can) in a directory of its own.
 fn binary_for_others() -> PathBuf {
@@ -208,10 +237,11 @@ fn binary_for_others() -> PathBuf {
             }
             let meta = std::fs::metadata(&built).expect("the built binary");
             let dir = std::env::temp_dir().join(format!(
-                "trainctl-volumes-bin-{}-{}",
+                "{BINARY_COPIES}{}-{}",
                 meta.ino(),
                 meta.mtime()
             ));
+            remove_stale_copies();
             std::fs::create_dir_all(&dir).expect("make the binary's directory");
             std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
                 .expect("chmod the binary's directory");
