@@ -12,7 +12,7 @@ use super::observed::{
     Observed, ObservedGang, PodGroupPhase, PodPhase, Resource, Shortfall, WaitingFact,
 };
 use super::replicas::ReplicaView;
-use crate::objects::podgroup::GangScheduler;
+use crate::objects::podgroup::{GangScheduler, min_member};
 
 /// How many pending pods are named before the rest are only counted.
 const PENDING_PODS_NAMED: usize = 3;
@@ -41,7 +41,7 @@ fn gang_gates(gang: &ObservedGang) -> bool {
     }
 }
 
-/// The gang's words: what it waits for, or why its scheduler cannot place it.
+/// What the gang waits for: its PodGroup to exist, or volcano to admit it.
 fn gang_words(job: &TrainingJob, gang: &ObservedGang) -> Option<String> {
     let name = job.name();
     match (&gang.scheduler, gang.pod_group) {
@@ -52,12 +52,41 @@ fn gang_words(job: &TrainingJob, gang: &ObservedGang) -> Option<String> {
             "waiting for the gang scheduler to admit PodGroup {name} (phase {})",
             phase.as_str()
         )),
-        (GangScheduler::Kubernetes, Some(_)) => gang
-            .unplaced
-            .as_ref()
-            .map(|why| format!("PodGroup {name} cannot be placed whole ({why})")),
         _ => None,
     }
+}
+
+/// Why Kubernetes' scheduler cannot place the job's PodGroup, in its words, while it has not.
+fn unplaced_words(
+    job: &TrainingJob,
+    gang: &ObservedGang,
+    view: &ReplicaView<'_>,
+) -> Option<String> {
+    let why = gang.unplaced.as_ref()?;
+    (gang.scheduler == GangScheduler::Kubernetes
+        && gang.pod_group.is_some()
+        && !group_placed(job, view))
+    .then(|| format!("PodGroup {} cannot be placed whole ({why})", job.name()))
+}
+
+/// Whether `minAvailable` of the job's pods (every replica by default) were placed: they run or
+/// ran. Kubernetes 1.36's scheduler writes `PodGroupScheduled` at each attempt, so a group placed
+/// whole reads `False` again once a pod beyond `minCount` fails its own attempt; the group is not
+/// what that pod waits for.
+fn group_placed(job: &TrainingJob, view: &ReplicaView<'_>) -> bool {
+    let placed = view
+        .types
+        .iter()
+        .flat_map(|type_view| type_view.observed())
+        .filter(|(_, pod)| {
+            !pod.deleting
+                && matches!(
+                    pod.phase,
+                    PodPhase::Running | PodPhase::Succeeded | PodPhase::Failed
+                )
+        })
+        .count();
+    i64::try_from(placed).unwrap_or(i64::MAX) >= i64::from(min_member(job))
 }
 
 /// Why the job's replicas cannot start, or `None` when nothing holds them back.
@@ -67,23 +96,24 @@ pub(crate) fn reasons(
     view: &ReplicaView<'_>,
 ) -> Option<String> {
     let mut words: Vec<String> = observed.waiting.iter().map(fact).collect();
+    let unplaced = observed
+        .gang
+        .as_ref()
+        .and_then(|gang| unplaced_words(job, gang, view));
+    // When the scheduler says why for the whole group (in words as plain as `pod group is
+    // unschedulable`), one pod's words say what it lacks; the others' would repeat them.
+    let named = if unplaced.is_some() {
+        1
+    } else {
+        PENDING_PODS_NAMED
+    };
     words.extend(
         observed
             .gang
             .as_ref()
             .and_then(|gang| gang_words(job, gang)),
     );
-    // When the scheduler says why for the whole group (in words as plain as `pod group is
-    // unschedulable`), one pod's words say what it lacks; the others' would repeat them.
-    let named = if observed
-        .gang
-        .as_ref()
-        .is_some_and(|gang| gang.unplaced.is_some())
-    {
-        1
-    } else {
-        PENDING_PODS_NAMED
-    };
+    words.extend(unplaced);
     let mut pending = 0;
     for type_view in &view.types {
         for (index, pod) in type_view.observed() {

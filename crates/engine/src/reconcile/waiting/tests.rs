@@ -118,6 +118,39 @@ fn the_groups_words_and_one_pods_stand_for_its_pending_pods() {
     );
 }
 
+/// Kubernetes 1.36 writes `PodGroupScheduled=False` again when a pod beyond `minCount` fails its
+/// own attempt: once `minAvailable` pods run, that pod waits alone and the group is not blamed.
+#[test]
+fn a_group_placed_with_min_available_is_not_said_unplaced_again() {
+    use crate::reconcile::scenario::{job, observed};
+    let mut job = job("TFJob Worker=3");
+    job.run_policy_mut().scheduling_policy = Some(trainctl_api::SchedulingPolicy {
+        min_available: Some(2),
+        ..trainctl_api::SchedulingPolicy::default()
+    });
+    let message = |pods: &str| {
+        let mut seen = observed(pods, &job);
+        seen.gang = Some(ObservedGang {
+            scheduler: GangScheduler::Kubernetes,
+            pod_group: Some(PodGroupPhase::Pending),
+            unplaced: Some("Unschedulable: pod group is unschedulable".to_owned()),
+        });
+        created_message(&crate::reconcile(&job, &seen, jiff::Timestamp::UNIX_EPOCH))
+    };
+    assert_eq!(
+        message("worker-0 Running; worker-1 Running; worker-2 Pending reason=Unschedulable"),
+        "TFJob mnist is created. Pending: mnist-worker-2 is pending (Unschedulable)."
+    );
+    assert_eq!(
+        message(
+            "worker-0 Running; worker-1 Pending reason=Unschedulable; worker-2 Pending reason=Unschedulable"
+        ),
+        "TFJob mnist is created. Pending: PodGroup mnist cannot be placed whole \
+         (Unschedulable: pod group is unschedulable); mnist-worker-1 is pending \
+         (Unschedulable); 1 more pending."
+    );
+}
+
 #[test]
 fn waiting_facts_are_worded_plainly() {
     assert_eq!(shortfall(Resource::Gpu, 2, 1), "waiting for 2 GPUs, 1 free");
