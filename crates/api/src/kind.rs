@@ -150,11 +150,27 @@ impl JobKind {
         self,
         containers: &[k8s_openapi::api::core::v1::Container],
     ) -> Option<&k8s_openapi::api::core::v1::Container> {
+        let name = self
+            .framework_container_name(containers.iter().map(|container| container.name.as_str()))?;
+        containers.iter().find(|container| container.name == name)
+    }
+
+    /// The name of the framework's container among a pod's containers' `names`, in their order
+    /// (see [`framework_container`](JobKind::framework_container)).
+    #[must_use]
+    pub fn framework_container_name<'a>(
+        self,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Option<&'a str> {
         let default = self.default_container();
-        containers
-            .iter()
-            .find(|container| Some(container.name.as_str()) == default)
-            .or_else(|| containers.first())
+        let mut first = None;
+        for name in names {
+            if Some(name) == default {
+                return Some(name);
+            }
+            first.get_or_insert(name);
+        }
+        first
     }
 
     /// The default port's name and number, appended to the default container when missing.

@@ -18,7 +18,8 @@ use trainctl_engine::{Addressing, BuildOptions, build_objects};
 use trainctl_kube_recorder::{Handle, received};
 pub(crate) use trainctl_kube_recorder::{Sent, serve};
 
-use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta, slim_pod};
+use crate::reconcile::cached_pod::CachedPod;
+use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta};
 use crate::reconcile::context::Context;
 use crate::reconcile::decide_and_apply;
 use crate::reconcile::error::Error;
@@ -155,6 +156,16 @@ pub(crate) fn cluster(job: &TrainingJob) -> impl FnMut(&Sent) -> Answer + Send +
     }
 }
 
+/// `pod` as the children's cache holds it: decoded from its JSON, as from a watch, its metadata
+/// slimmed.
+pub(crate) fn cached(pod: &Pod) -> CachedPod {
+    let mut cached: CachedPod =
+        serde_json::from_value(serde_json::to_value(pod).expect("a pod serializes"))
+            .expect("a pod reads as a cached pod");
+    slim_meta(&mut cached.metadata);
+    cached
+}
+
 /// Caches holding `pods` and `services` (slimmed, as the watches cache them), that show a
 /// reconcile's writes only if they already hold them: [`Children::await_written`] does not wait.
 pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Children {
@@ -172,9 +183,8 @@ pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Childr
     };
     pod_event(watcher::Event::Init);
     service_event(watcher::Event::Init);
-    for mut pod in pods {
-        slim_pod(&mut pod);
-        pod_event(watcher::Event::InitApply(pod));
+    for pod in pods {
+        pod_event(watcher::Event::InitApply(cached(&pod)));
     }
     for service in services {
         let mut service: ServiceMeta = service.metadata.into_response_partial();

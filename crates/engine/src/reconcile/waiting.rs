@@ -11,7 +11,7 @@ use trainctl_api::TrainingJob;
 use super::observed::{
     Observed, ObservedGang, PodGroupPhase, PodPhase, Resource, Shortfall, WaitingFact,
 };
-use super::replicas::ReplicaView;
+use super::replicas::{ReplicaView, TypeView};
 use crate::objects::podgroup::{GangScheduler, min_member};
 
 /// How many pending pods are named before the rest are only counted.
@@ -77,7 +77,7 @@ fn group_placed(job: &TrainingJob, view: &ReplicaView<'_>) -> bool {
     let placed = view
         .types
         .iter()
-        .flat_map(|type_view| type_view.observed())
+        .flat_map(TypeView::observed)
         .filter(|(_, pod)| {
             !pod.deleting
                 && matches!(

@@ -1,5 +1,5 @@
-//! The jobs' children as the operator's watches last saw them: a cache of the Pods (slimmed to
-//! what [`observe`](super::observe) reads) and of the Services' metadata, per kind and namespace
+//! The jobs' children as the operator's watches last saw them: a cache of the Pods (decoded into
+//! what [`observe`](super::observe) reads: [`CachedPod`]) and of the Services' metadata, per kind and namespace
 //! scope, that reconciles read instead of listing from the API server.
 //!
 //! ## Why a cache
@@ -7,9 +7,9 @@
 //! counts: a job of 1,000 replicas is woken by each of its pods' status changes, and each wake
 //! listed 1,000 whole Pods (megabytes of JSON for the API server to encode and the operator to
 //! decode and hold, the object's `managedFields` included). The watches that wake the reconciles
-//! receive every change anyway; kept, they answer the same question from memory. A slimmed Pod
+//! receive every change anyway; kept, they answer the same question from memory. A cached Pod
 //! keeps only its identity, labels, owner references, deletion mark, its containers' names and
-//! the parts of its status that are read: about a tenth of the object.
+//! the parts of its status that are read.
 //!
 //! ## Reading our own writes
 //! A cache lags the API server. A reconcile that reads it right after the previous one created
@@ -24,9 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{
-    Container, ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, Service,
-};
+use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -35,6 +33,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use trainctl_api::TrainingJob;
 
+use super::cached_pod::CachedPod;
 use super::owners::Owners;
 
 /// How long a reconcile that wrote waits at most for the cache to show its writes.
@@ -49,12 +48,12 @@ pub type ServiceMeta = PartialObjectMeta<Service>;
 /// The caches of one controller's children (one kind, one namespace scope).
 #[derive(Clone)]
 pub struct Children {
-    /// The pods, slimmed ([`slim_pod`]).
-    pub pods: Store<Pod>,
+    /// The pods, as [`CachedPod`]s with their metadata slimmed ([`slim_meta`]).
+    pub pods: Store<CachedPod>,
     /// The services' metadata, slimmed ([`slim_meta`]).
     pub services: Store<ServiceMeta>,
     /// The pods' keys by the uid of their controller.
-    pub pod_owners: Owners<Pod>,
+    pub pod_owners: Owners<CachedPod>,
     /// The services' keys by the uid of their controller.
     pub service_owners: Owners<ServiceMeta>,
     /// How long [`Children::await_written`] waits at most.
@@ -94,7 +93,7 @@ impl Children {
     /// true (see [`first_list`]).
     #[must_use]
     pub fn new(
-        (pods, pod_owners): (Store<Pod>, Owners<Pod>),
+        (pods, pod_owners): (Store<CachedPod>, Owners<CachedPod>),
         (services, service_owners): (Store<ServiceMeta>, Owners<ServiceMeta>),
         ready: [watch::Receiver<bool>; 2],
         read_your_writes: Duration,
@@ -127,7 +126,7 @@ impl Children {
     ///
     /// Found through the owners' indexes ([`owners`](super::owners)), not by scanning the caches.
     #[must_use]
-    pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<Pod>>, Vec<Arc<ServiceMeta>>) {
+    pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<CachedPod>>, Vec<Arc<ServiceMeta>>) {
         let Some(uid) = job.metadata().uid.as_deref() else {
             let pods = self.pods.state_filter(|pod| is_childs(job, &pod.metadata));
             let services = self
@@ -236,51 +235,6 @@ fn is_childs(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
     }
 }
 
-/// Drops from a pod what no reconcile reads, before it is cached: what stays is the metadata
-/// that identifies it and its owner, its containers' names (an MPIJob's framework container is
-/// its first) and its status' phase, reason, conditions and container states.
-pub fn slim_pod(pod: &mut Pod) {
-    slim_meta(&mut pod.metadata);
-    pod.spec = pod.spec.take().map(|spec| PodSpec {
-        containers: spec
-            .containers
-            .into_iter()
-            .map(|container| Container {
-                name: container.name,
-                ..Container::default()
-            })
-            .collect(),
-        ..PodSpec::default()
-    });
-    pod.status = pod.status.take().map(|status| PodStatus {
-        phase: status.phase,
-        reason: status.reason,
-        message: status.message,
-        conditions: status.conditions.map(|conditions| {
-            conditions
-                .into_iter()
-                .map(|condition| PodCondition {
-                    last_probe_time: None,
-                    last_transition_time: None,
-                    ..condition
-                })
-                .collect()
-        }),
-        container_statuses: status.container_statuses.map(|containers| {
-            containers
-                .into_iter()
-                .map(|container| ContainerStatus {
-                    name: container.name,
-                    restart_count: container.restart_count,
-                    state: container.state,
-                    ..ContainerStatus::default()
-                })
-                .collect()
-        }),
-        ..PodStatus::default()
-    });
-}
-
 /// Drops from an object's metadata what no reconcile reads: `managedFields` (often the largest
 /// part of a small object), annotations, finalizers and the generated fields.
 pub fn slim_meta(metadata: &mut ObjectMeta) {
@@ -296,57 +250,22 @@ mod tests {
     use super::*;
     use crate::fixtures::{TF_JOB, children_holding, job, owned_pod, owned_service};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, Time};
-    use serde_json::json;
 
     #[test]
-    fn a_slim_pod_keeps_what_observe_reads() {
+    fn slim_metadata_keeps_what_identifies_a_child_and_its_owner() {
         let job = job(TF_JOB);
         let mut pod = owned_pod(&job, "mnist-worker-0");
         pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
-        pod.status = Some(
-            serde_json::from_value(json!({
-                "phase": "Pending", "reason": "Evicted", "message": "low on memory",
-                "podIP": "10.0.0.1", "qosClass": "BestEffort",
-                "conditions": [{"type": "PodScheduled", "status": "False",
-                    "reason": "Unschedulable", "message": "no node",
-                    "lastTransitionTime": "2025-01-01T00:00:00Z"}],
-                "containerStatuses": [{"name": "tensorflow", "image": "tf", "imageID": "sha",
-                    "ready": false, "restartCount": 2,
-                    "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]
-            }))
-            .expect("a status"),
-        );
-        let full = pod.clone();
-        slim_pod(&mut pod);
-
-        assert_eq!(pod.metadata.name, full.metadata.name);
-        assert_eq!(pod.metadata.labels, full.metadata.labels);
-        assert_eq!(
-            pod.metadata.owner_references,
-            full.metadata.owner_references
-        );
+        pod.metadata.annotations = Some([("a".to_owned(), "b".to_owned())].into());
+        pod.metadata.creation_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
+        let full = pod.metadata.clone();
+        slim_meta(&mut pod.metadata);
+        assert_eq!(pod.metadata.name, full.name);
+        assert_eq!(pod.metadata.labels, full.labels);
+        assert_eq!(pod.metadata.owner_references, full.owner_references);
         assert_eq!(pod.metadata.managed_fields, None);
-        let spec = pod.spec.as_ref().expect("a spec");
-        assert_eq!(spec.containers.len(), 1);
-        assert_eq!(spec.containers[0].name, "tensorflow");
-        assert_eq!(spec.containers[0].image, None);
-        assert_eq!(spec.containers[0].env, None);
-        assert_eq!(
-            serde_json::to_value(&pod.status).expect("JSON"),
-            json!({
-                "phase": "Pending", "reason": "Evicted", "message": "low on memory",
-                "conditions": [{"type": "PodScheduled", "status": "False",
-                    "reason": "Unschedulable", "message": "no node"}],
-                "containerStatuses": [{"name": "tensorflow", "image": "", "imageID": "",
-                    "ready": false, "restartCount": 2,
-                    "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]
-            })
-        );
-        // What observe makes of it is what it made of the whole pod.
-        assert_eq!(
-            crate::reconcile::observe::observe(&job, [&pod], [], 0),
-            crate::reconcile::observe::observe(&job, [&full], [], 0)
-        );
+        assert_eq!(pod.metadata.annotations, None);
+        assert_eq!(pod.metadata.creation_timestamp, None);
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! [`Plan`]: trainctl_engine::Plan
 
 pub(crate) mod apply;
+pub(crate) mod cached_pod;
 pub(crate) mod children;
 pub(crate) mod context;
 pub(crate) mod discovery;

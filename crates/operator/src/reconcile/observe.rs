@@ -6,11 +6,13 @@
 //! with the job's uid), its labels name a replica slot, and its name is that slot's name. Anything
 //! else carrying the job's labels (an orphan of an older job of the same name) is not the job's.
 
-use k8s_openapi::api::core::v1::{ContainerState, ContainerStatus, Pod, PodStatus};
+use k8s_openapi::api::core::v1::ContainerState;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use trainctl_api::{ReplicaType, TrainingJob};
 use trainctl_engine::naming::{REPLICA_TYPE_LABEL, replica_index};
 use trainctl_engine::{Observed, ObservedReplica, PodPhase, ReplicaSlot};
+
+use super::cached_pod::{CachedContainerStatus, CachedPod, CachedPodStatus};
 
 /// Container waiting reasons that are the normal way to start, not a reason to wait.
 const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
@@ -19,7 +21,7 @@ const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
 #[must_use]
 pub fn observe<'a>(
     job: &TrainingJob,
-    pods: impl IntoIterator<Item = &'a Pod>,
+    pods: impl IntoIterator<Item = &'a CachedPod>,
     services: impl IntoIterator<Item = &'a ObjectMeta>,
     retired_restarts: u32,
 ) -> Observed {
@@ -67,17 +69,19 @@ fn controlled_by(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
 }
 
 /// What one pod says about its replica.
-fn observe_pod(job: &TrainingJob, pod: &Pod) -> ObservedReplica {
-    let status = pod.status.clone().unwrap_or_default();
+fn observe_pod(job: &TrainingJob, pod: &CachedPod) -> ObservedReplica {
+    let status = &pod.status;
     let containers = status.container_statuses.as_deref().unwrap_or_default();
-    let framework = framework_container(job, pod)
+    let framework = job
+        .kind()
+        .framework_container_name(pod.spec.containers.iter().map(|c| c.name.as_str()))
         .and_then(|name| containers.iter().find(|container| container.name == name));
     let state = framework.and_then(|container| container.state.as_ref());
     let terminated = state.and_then(|state| state.terminated.as_ref());
     let running = state.and_then(|state| state.running.as_ref());
-    let why = why_pending(&status, containers);
+    let why = why_pending(status, containers);
     ObservedReplica {
-        phase: phase(&status),
+        phase: phase(status),
         exit_code: terminated.map(|terminated| terminated.exit_code),
         reason: why.as_ref().map(|why| why.reason.clone()),
         message: why.and_then(|why| why.message),
@@ -96,17 +100,9 @@ fn observe_pod(job: &TrainingJob, pod: &Pod) -> ObservedReplica {
     }
 }
 
-/// The container that carries the framework ([`trainctl_api::JobKind::framework_container`]).
-fn framework_container<'a>(job: &TrainingJob, pod: &'a Pod) -> Option<&'a str> {
-    let containers = &pod.spec.as_ref()?.containers;
-    job.kind()
-        .framework_container(containers)
-        .map(|container| container.name.as_str())
-}
-
 /// The pod phase; a pod with no phase yet, or whose node stopped reporting (`Unknown`), is
 /// pending: not running, and not finished either.
-fn phase(status: &PodStatus) -> PodPhase {
+fn phase(status: &CachedPodStatus) -> PodPhase {
     match status.phase.as_deref() {
         Some("Running") => PodPhase::Running,
         Some("Succeeded") => PodPhase::Succeeded,
@@ -134,7 +130,7 @@ impl Why {
 /// reason (`Evicted`), a container that cannot start (`ImagePullBackOff`) or was killed
 /// (`OOMKilled`), or the scheduler's (`Unschedulable`, with its why:
 /// `persistentvolumeclaim "tfevent-volume" not found`).
-fn why_pending(status: &PodStatus, containers: &[ContainerStatus]) -> Option<Why> {
+fn why_pending(status: &CachedPodStatus, containers: &[CachedContainerStatus]) -> Option<Why> {
     let container_why = |state: &ContainerState| {
         let waiting = state
             .waiting
@@ -182,14 +178,14 @@ fn why_pending(status: &PodStatus, containers: &[ContainerStatus]) -> Option<Why
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{TF_JOB, job, owned_pod, owned_service};
+    use crate::fixtures::{TF_JOB, cached, job, owned_pod, owned_service};
     use jiff::Timestamp;
     use serde_json::json;
 
-    fn pod_with_status(job: &TrainingJob, name: &str, status: serde_json::Value) -> Pod {
+    fn pod_with_status(job: &TrainingJob, name: &str, status: serde_json::Value) -> CachedPod {
         let mut pod = owned_pod(job, name);
         pod.status = Some(serde_json::from_value(status).expect("a pod status"));
-        pod
+        cached(&pod)
     }
 
     #[test]
@@ -303,9 +299,9 @@ mod tests {
     #[test]
     fn objects_the_job_does_not_control_are_ignored() {
         let job = job(TF_JOB);
-        let mut orphan = owned_pod(&job, "mnist-worker-0");
+        let mut orphan = cached(&owned_pod(&job, "mnist-worker-0"));
         orphan.metadata.owner_references.as_mut().unwrap()[0].uid = "older-job".to_owned();
-        let mut renamed = owned_pod(&job, "mnist-worker-1");
+        let mut renamed = cached(&owned_pod(&job, "mnist-worker-1"));
         renamed.metadata.name = Some("someone-else".to_owned());
         let observed = observe(&job, &[orphan, renamed], [], 0);
         assert!(observed.pods.is_empty());

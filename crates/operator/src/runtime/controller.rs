@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use futures_util::future;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::Service;
 use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
@@ -22,6 +22,7 @@ use super::gate::Gate;
 use super::health::Health;
 use super::pacing::Pacing;
 use super::watch::on_its_own;
+use crate::reconcile::cached_pod::CachedPod;
 use crate::reconcile::children::{self, Children, Written, first_list};
 use crate::reconcile::context::Context;
 use crate::reconcile::error::Error;
@@ -179,12 +180,12 @@ fn controller(
     let (jobs, pods, services) = match namespace {
         Some(namespace) => (
             Api::<JobObject>::namespaced_with(client.clone(), namespace, &resource),
-            Api::<Pod>::namespaced(client.clone(), namespace),
+            Api::<CachedPod>::namespaced(client.clone(), namespace),
             Api::<PartialObjectMeta<Service>>::namespaced(client, namespace),
         ),
         None => (
             Api::all_with(client.clone(), &resource),
-            Api::<Pod>::all(client.clone()),
+            Api::<CachedPod>::all(client.clone()),
             Api::<PartialObjectMeta<Service>>::all(client),
         ),
     };
@@ -208,7 +209,7 @@ fn controller(
         .applied_objects();
     // Only this kind's children are watched, not every pod of the cluster. Each watch backs off
     // on its own (runtime::watch). The caches keep what reconciles read (reconcile::children):
-    // the pods slimmed, the services' metadata.
+    // the pods decoded into what is read (reconcile::cached_pod), the services' metadata.
     let selector = watcher::Config::default()
         .labels(&format!("{OPERATOR_NAME_LABEL}={}", kind.operator_name()));
     let (pod_store, pod_writer) = reflector::store();
@@ -222,7 +223,7 @@ fn controller(
         [pods_ready, services_ready],
         children::READ_YOUR_WRITES,
     );
-    let pods = watcher(pods, selector.clone()).modify(children::slim_pod);
+    let pods = watcher(pods, selector.clone()).modify(|pod| children::slim_meta(&mut pod.metadata));
     let pods = reflector::reflector(pod_writer, pods)
         .inspect_ok(move |event| pod_owners.observe(event))
         .inspect_ok(first_list(pods_listed))
