@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use k8s_openapi::api::core::v1::ContainerState;
+use k8s_openapi::api::core::v1::{ContainerState, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{NamespaceResourceScope, Resource as _};
 use kube::Resource;
@@ -86,8 +86,6 @@ pub struct CachedContainerStatus {
     /// Waiting, running or terminated, with the reason and the times.
     pub state: Option<ContainerState>,
 }
-
-type Pod = k8s_openapi::api::core::v1::Pod;
 
 /// Read from the API server as a Pod (`/api/v1/pods`).
 impl Resource for CachedPod {
