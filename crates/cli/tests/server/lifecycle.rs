@@ -496,6 +496,13 @@ fn the_cli_says_a_queued_jobs_place_as_the_dashboard_does_and_its_admission_is_a
         assert_eq!(status, 201);
     }
     server.wait_for("third", "queued", |view| view["waiting"].is_string());
+    // The head of the queue says "next in the queue" until the engine's first try at placing
+    // it writes what it lacks; compare once that is said.
+    server.wait_for("second", "told what it lacks", |view| {
+        view["waiting"]
+            .as_str()
+            .is_some_and(|why| why.contains("waiting for 2 GPUs"))
+    });
     let dir = server.state_dir().to_str().expect("UTF-8 path").to_owned();
     let cli = |args: &[&str]| {
         let mut all = vec!["--state-dir", dir.as_str()];
