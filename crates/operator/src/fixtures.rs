@@ -8,7 +8,6 @@ use std::time::Duration;
 use http::{Method, StatusCode};
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Pod, Service};
-use kube::core::PartialObjectMetaExt as _;
 use kube::runtime::controller::Action;
 use kube::runtime::{reflector, watcher};
 use serde_json::{Value, json};
@@ -19,7 +18,8 @@ use trainctl_kube_recorder::{Handle, received};
 pub(crate) use trainctl_kube_recorder::{Sent, serve};
 
 use crate::reconcile::cached_pod::CachedPod;
-use crate::reconcile::children::{Children, ServiceMeta, Written, slim_meta};
+use crate::reconcile::cached_service::CachedService;
+use crate::reconcile::children::{Children, Written};
 use crate::reconcile::context::Context;
 use crate::reconcile::decide_and_apply;
 use crate::reconcile::error::Error;
@@ -156,13 +156,21 @@ pub(crate) fn cluster(job: &TrainingJob) -> impl FnMut(&Sent) -> Answer + Send +
     }
 }
 
-/// `pod` as the children's cache holds it: decoded from its JSON, as from a watch, its metadata
-/// slimmed.
+/// `pod` as the children's cache holds it: decoded from its JSON, as from a watch, and slimmed.
 pub(crate) fn cached(pod: &Pod) -> CachedPod {
     let mut cached: CachedPod =
         serde_json::from_value(serde_json::to_value(pod).expect("a pod serializes"))
             .expect("a pod reads as a cached pod");
-    slim_meta(&mut cached.metadata);
+    cached.slim();
+    cached
+}
+
+/// `service` as the children's cache holds it, as [`cached`] for a pod.
+pub(crate) fn cached_service(service: &Service) -> CachedService {
+    let mut cached: CachedService =
+        serde_json::from_value(serde_json::to_value(service).expect("a service serializes"))
+            .expect("a service reads as a cached service");
+    cached.slim();
     cached
 }
 
@@ -187,9 +195,7 @@ pub(crate) fn children_holding(pods: Vec<Pod>, services: Vec<Service>) -> Childr
         pod_event(watcher::Event::InitApply(cached(&pod)));
     }
     for service in services {
-        let mut service: ServiceMeta = service.metadata.into_response_partial();
-        slim_meta(&mut service.metadata);
-        service_event(watcher::Event::InitApply(service));
+        service_event(watcher::Event::InitApply(cached_service(&service)));
     }
     pod_event(watcher::Event::InitDone);
     service_event(watcher::Event::InitDone);

@@ -35,8 +35,8 @@ use futures_util::stream;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod, Service};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt as _};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use trainctl_api::{JobKind, JobStatus, TrainingJob};
 use trainctl_engine::env::JobEnv;
@@ -355,10 +355,10 @@ impl<'a> Run<'a> {
         let _turn = self.ctx.child_write().await;
         Some(if kind == "Pod" {
             let pod = build_pod_with(job_env, self.job, replica_type, index, &self.ctx.build)?;
-            create_one(&self.pods, kind, pod).await
+            create_one(self.ctx, &self.pods, kind, pod).await
         } else {
             let service = build_service(self.job, replica_type, index)?;
-            create_one(&self.services, kind, service).await
+            create_one(self.ctx, &self.services, kind, service).await
         })
     }
 
@@ -501,17 +501,13 @@ where
 }
 
 /// Creates one object of `kind`; one that already exists counts as created.
-async fn create_one<K>(api: &Api<K>, kind: &'static str, object: K) -> Outcome
+async fn create_one<K>(ctx: &Context, api: &Api<K>, kind: &'static str, object: K) -> Outcome
 where
-    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+    K: Resource + Serialize,
 {
     let name = object.name_any();
-    let params = PostParams {
-        dry_run: false,
-        field_manager: Some(FIELD_MANAGER.to_owned()),
-    };
-    let (uid, result) = match api.create(&params, &object).await {
-        Ok(created) => (created.meta().uid.clone(), Ok(Done::Changed)),
+    let (uid, result) = match post(ctx, api.resource_url(), &object).await {
+        Ok(created) => (created.metadata.uid, Ok(Done::Changed)),
         Err(kube::Error::Api(status)) if status.is_already_exists() => (None, Ok(Done::AlreadySo)),
         Err(error) => (None, Err(error)),
     };
@@ -521,6 +517,37 @@ where
         uid,
         result,
     }
+}
+
+/// What is read of the API server's answer to a creation: the uid it gave the object.
+///
+/// `Api::create` decodes the whole object it gets back: for a pod, a `Pod` with its `TF_CONFIG`,
+/// built and dropped at once, for each of a job's pods. Read into this, the rest is skipped.
+#[derive(Deserialize)]
+struct Created {
+    #[serde(default)]
+    metadata: CreatedMetadata,
+}
+
+/// The metadata of a [`Created`] object.
+#[derive(Deserialize, Default)]
+struct CreatedMetadata {
+    uid: Option<String>,
+}
+
+/// `Api::create` of `object` at `url` (field manager [`FIELD_MANAGER`]), reading only what
+/// [`Created`] keeps of the answer.
+async fn post<K: Serialize>(ctx: &Context, url: &str, object: &K) -> Result<Created, kube::Error> {
+    let params = PostParams {
+        dry_run: false,
+        field_manager: Some(FIELD_MANAGER.to_owned()),
+    };
+    let body = serde_json::to_vec(object).map_err(kube::Error::SerdeError)?;
+    let mut request = kube::core::Request::new(url)
+        .create(&params, body)
+        .map_err(kube::Error::BuildRequest)?;
+    request.extensions_mut().insert("create");
+    ctx.client.request(request).await
 }
 
 /// Deletes the object `name` of `kind` once `ctx` has a place for it; one already gone counts

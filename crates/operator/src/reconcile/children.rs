@@ -1,6 +1,7 @@
-//! The jobs' children as the operator's watches last saw them: a cache of the Pods (decoded into
-//! what [`observe`](super::observe) reads: [`CachedPod`]) and of the Services' metadata, per kind and namespace
-//! scope, that reconciles read instead of listing from the API server.
+//! The jobs' children as the operator's watches last saw them: a cache of the Pods and the
+//! Services, decoded into what [`observe`](super::observe) reads ([`CachedPod`],
+//! [`CachedService`]), per kind and namespace scope, that reconciles read instead of listing
+//! from the API server.
 //!
 //! ## Why a cache
 //! Listing a job's pods from the API server at every reconcile is exact, but costly where it
@@ -8,8 +9,8 @@
 //! listed 1,000 whole Pods (megabytes of JSON for the API server to encode and the operator to
 //! decode and hold, the object's `managedFields` included). The watches that wake the reconciles
 //! receive every change anyway; kept, they answer the same question from memory. A cached Pod
-//! keeps only its identity, labels, owner references, deletion mark, its containers' names and
-//! the parts of its status that are read.
+//! keeps only its identity, owner references and deletion mark, the replica slot its labels
+//! name, its containers' names and the parts of its status that are read.
 //!
 //! ## Reading our own writes
 //! A cache lags the API server. A reconcile that reads it right after the previous one created
@@ -24,16 +25,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 use tokio::time::Instant;
 use trainctl_api::TrainingJob;
 
+use super::cached_meta::ChildLabels;
 use super::cached_pod::CachedPod;
+use super::cached_service::CachedService;
 use super::owners::Owners;
 
 /// How long a reconcile that wrote waits at most for the cache to show its writes.
@@ -42,20 +43,17 @@ pub const READ_YOUR_WRITES: Duration = Duration::from_secs(5);
 /// How often the cache is looked at while waiting for it.
 const POLL: Duration = Duration::from_millis(10);
 
-/// A Service as cached: its metadata only.
-pub type ServiceMeta = PartialObjectMeta<Service>;
-
 /// The caches of one controller's children (one kind, one namespace scope).
 #[derive(Clone)]
 pub struct Children {
-    /// The pods, as [`CachedPod`]s with their metadata slimmed ([`slim_meta`]).
+    /// The pods, as [`CachedPod`]s, slimmed ([`CachedPod::slim`]).
     pub pods: Store<CachedPod>,
-    /// The services' metadata, slimmed ([`slim_meta`]).
-    pub services: Store<ServiceMeta>,
+    /// The services, as [`CachedService`]s, slimmed ([`CachedService::slim`]).
+    pub services: Store<CachedService>,
     /// The pods' keys by the uid of their controller.
     pub pod_owners: Owners<CachedPod>,
     /// The services' keys by the uid of their controller.
-    pub service_owners: Owners<ServiceMeta>,
+    pub service_owners: Owners<CachedService>,
     /// How long [`Children::await_written`] waits at most.
     pub read_your_writes: Duration,
     /// Turn true once the pods' and the services' caches have had their first list.
@@ -94,7 +92,7 @@ impl Children {
     #[must_use]
     pub fn new(
         (pods, pod_owners): (Store<CachedPod>, Owners<CachedPod>),
-        (services, service_owners): (Store<ServiceMeta>, Owners<ServiceMeta>),
+        (services, service_owners): (Store<CachedService>, Owners<CachedService>),
         ready: [watch::Receiver<bool>; 2],
         read_your_writes: Duration,
     ) -> Children {
@@ -126,12 +124,14 @@ impl Children {
     ///
     /// Found through the owners' indexes ([`owners`](super::owners)), not by scanning the caches.
     #[must_use]
-    pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<CachedPod>>, Vec<Arc<ServiceMeta>>) {
+    pub fn of(&self, job: &TrainingJob) -> (Vec<Arc<CachedPod>>, Vec<Arc<CachedService>>) {
         let Some(uid) = job.metadata().uid.as_deref() else {
-            let pods = self.pods.state_filter(|pod| is_childs(job, &pod.metadata));
+            let pods = self
+                .pods
+                .state_filter(|pod| is_childs(job, &pod.metadata, &pod.labels));
             let services = self
                 .services
-                .state_filter(|service| is_childs(job, &service.metadata));
+                .state_filter(|service| is_childs(job, &service.metadata, &service.labels));
             return (pods, services);
         };
         let pods = self
@@ -139,14 +139,14 @@ impl Children {
             .owned_by(uid)
             .iter()
             .filter_map(|key| self.pods.get(key))
-            .filter(|pod| is_childs(job, &pod.metadata))
+            .filter(|pod| is_childs(job, &pod.metadata, &pod.labels))
             .collect();
         let services = self
             .service_owners
             .owned_by(uid)
             .iter()
             .filter_map(|key| self.services.get(key))
-            .filter(|service| is_childs(job, &service.metadata))
+            .filter(|service| is_childs(job, &service.metadata, &service.labels))
             .collect();
         (pods, services)
     }
@@ -216,8 +216,9 @@ pub fn first_list<K>(ready: watch::Sender<bool>) -> impl FnMut(&watcher::Event<K
     }
 }
 
-/// Whether the object of `metadata` is one of `job`'s children (see [`Children::of`]).
-fn is_childs(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
+/// Whether the object of `metadata` and `labels` is one of `job`'s children (see
+/// [`Children::of`]).
+fn is_childs(job: &TrainingJob, metadata: &ObjectMeta, labels: &ChildLabels) -> bool {
     if metadata.namespace.as_deref() != Some(job.namespace()) {
         return false;
     }
@@ -227,46 +228,15 @@ fn is_childs(job: &TrainingJob, metadata: &ObjectMeta) -> bool {
             .iter()
             .flatten()
             .any(|owner| owner.controller == Some(true) && owner.uid == uid),
-        None => metadata
-            .labels
-            .as_ref()
-            .and_then(|labels| labels.get(trainctl_engine::naming::JOB_NAME_LABEL))
-            .is_some_and(|name| name == job.name()),
+        None => labels.job_name.as_deref() == Some(job.name()),
     }
-}
-
-/// Drops from an object's metadata what no reconcile reads: `managedFields` (often the largest
-/// part of a small object), annotations, finalizers and the generated fields.
-pub fn slim_meta(metadata: &mut ObjectMeta) {
-    metadata.managed_fields = None;
-    metadata.annotations = None;
-    metadata.finalizers = None;
-    metadata.generate_name = None;
-    metadata.creation_timestamp = None;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::{TF_JOB, children_holding, job, owned_pod, owned_service};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, Time};
-
-    #[test]
-    fn slim_metadata_keeps_what_identifies_a_child_and_its_owner() {
-        let job = job(TF_JOB);
-        let mut pod = owned_pod(&job, "mnist-worker-0");
-        pod.metadata.managed_fields = Some(vec![ManagedFieldsEntry::default()]);
-        pod.metadata.annotations = Some([("a".to_owned(), "b".to_owned())].into());
-        pod.metadata.creation_timestamp = Some(Time(jiff::Timestamp::UNIX_EPOCH));
-        let full = pod.metadata.clone();
-        slim_meta(&mut pod.metadata);
-        assert_eq!(pod.metadata.name, full.name);
-        assert_eq!(pod.metadata.labels, full.labels);
-        assert_eq!(pod.metadata.owner_references, full.owner_references);
-        assert_eq!(pod.metadata.managed_fields, None);
-        assert_eq!(pod.metadata.annotations, None);
-        assert_eq!(pod.metadata.creation_timestamp, None);
-    }
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
     #[test]
     fn a_jobs_children_are_those_it_controls_in_its_namespace() {

@@ -38,7 +38,9 @@
 //! [`Plan`]: trainctl_engine::Plan
 
 pub(crate) mod apply;
+pub(crate) mod cached_meta;
 pub(crate) mod cached_pod;
+pub(crate) mod cached_service;
 pub(crate) mod children;
 pub(crate) mod context;
 pub(crate) mod discovery;
@@ -101,7 +103,7 @@ pub(crate) async fn decide_and_apply(
     let mut observed = observe::observe(
         &job,
         pods.iter().map(AsRef::as_ref),
-        services.iter().map(|service| &service.metadata),
+        services.iter().map(AsRef::as_ref),
         job::retired_restarts(&job),
     );
     drop((pods, services));

@@ -8,11 +8,12 @@
 
 use k8s_openapi::api::core::v1::ContainerState;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use trainctl_api::{ReplicaType, TrainingJob};
-use trainctl_engine::naming::{REPLICA_TYPE_LABEL, replica_index};
+use trainctl_api::TrainingJob;
 use trainctl_engine::{Observed, ObservedReplica, PodPhase, ReplicaSlot};
 
+use super::cached_meta::ChildLabels;
 use super::cached_pod::{CachedContainerStatus, CachedPod, CachedPodStatus};
+use super::cached_service::CachedService;
 
 /// Container waiting reasons that are the normal way to start, not a reason to wait.
 const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
@@ -22,7 +23,7 @@ const STARTING_REASONS: [&str; 2] = ["ContainerCreating", "PodInitializing"];
 pub fn observe<'a>(
     job: &TrainingJob,
     pods: impl IntoIterator<Item = &'a CachedPod>,
-    services: impl IntoIterator<Item = &'a ObjectMeta>,
+    services: impl IntoIterator<Item = &'a CachedService>,
     retired_restarts: u32,
 ) -> Observed {
     let mut observed = Observed {
@@ -30,7 +31,7 @@ pub fn observe<'a>(
         ..Observed::default()
     };
     for pod in pods {
-        if let Some(slot) = slot_of(job, &pod.metadata) {
+        if let Some(slot) = slot_of(job, &pod.metadata, &pod.labels) {
             let replica = observe_pod(job, pod);
             // Two pods cannot share a name; keep the first should a list repeat one.
             observed.pods.entry(slot).or_insert(replica);
@@ -38,20 +39,17 @@ pub fn observe<'a>(
     }
     observed.services = services
         .into_iter()
-        .filter_map(|service| slot_of(job, service))
+        .filter_map(|service| slot_of(job, &service.metadata, &service.labels))
         .collect();
     observed
 }
 
 /// The job's slot that an object stands for, or `None` when it is not the job's.
-fn slot_of(job: &TrainingJob, metadata: &ObjectMeta) -> Option<ReplicaSlot> {
+fn slot_of(job: &TrainingJob, metadata: &ObjectMeta, labels: &ChildLabels) -> Option<ReplicaSlot> {
     if !controlled_by(job, metadata) {
         return None;
     }
-    let labels = metadata.labels.as_ref()?;
-    let replica_type = ReplicaType::parse(labels.get(REPLICA_TYPE_LABEL)?);
-    let index = replica_index(&replica_type, labels)?;
-    let slot = ReplicaSlot::new(replica_type, index);
+    let slot = labels.slot.clone()?;
     (metadata.name.as_deref() == Some(slot.name(job.name()).as_str())).then_some(slot)
 }
 
@@ -159,10 +157,8 @@ fn why_pending(status: &CachedPodStatus, containers: &[CachedContainerStatus]) -
     };
     let unschedulable = || {
         status
-            .conditions
-            .iter()
-            .flatten()
-            .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False")
+            .unscheduled
+            .as_ref()
             .and_then(|condition| Why::new(condition.reason.as_ref(), condition.message.as_ref()))
     };
     Why::new(status.reason.as_ref(), status.message.as_ref())
@@ -178,9 +174,10 @@ fn why_pending(status: &CachedPodStatus, containers: &[CachedContainerStatus]) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{TF_JOB, cached, job, owned_pod, owned_service};
+    use crate::fixtures::{TF_JOB, cached, cached_service, job, owned_pod, owned_service};
     use jiff::Timestamp;
     use serde_json::json;
+    use trainctl_api::ReplicaType;
 
     fn pod_with_status(job: &TrainingJob, name: &str, status: serde_json::Value) -> CachedPod {
         let mut pod = owned_pod(job, name);
@@ -311,15 +308,10 @@ mod tests {
     fn services_are_the_slots_they_serve() {
         let job = job(TF_JOB);
         let services = [
-            owned_service(&job, "mnist-chief-0"),
-            owned_service(&job, "mnist-worker-1"),
+            cached_service(&owned_service(&job, "mnist-chief-0")),
+            cached_service(&owned_service(&job, "mnist-worker-1")),
         ];
-        let observed = observe(
-            &job,
-            [],
-            services.iter().map(|service| &service.metadata),
-            0,
-        );
+        let observed = observe(&job, [], &services, 0);
         let slots: Vec<_> = observed.services.iter().map(ToString::to_string).collect();
         assert_eq!(slots, ["chief-0", "worker-1"]);
     }

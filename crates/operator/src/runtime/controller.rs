@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use futures_util::future;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Service;
 use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::controller::{self, Action, Controller};
@@ -23,6 +22,7 @@ use super::health::Health;
 use super::pacing::Pacing;
 use super::watch::on_its_own;
 use crate::reconcile::cached_pod::CachedPod;
+use crate::reconcile::cached_service::CachedService;
 use crate::reconcile::children::{self, Children, Written, first_list};
 use crate::reconcile::context::Context;
 use crate::reconcile::error::Error;
@@ -181,12 +181,12 @@ fn controller(
         Some(namespace) => (
             Api::<JobObject>::namespaced_with(client.clone(), namespace, &resource),
             Api::<CachedPod>::namespaced(client.clone(), namespace),
-            Api::<PartialObjectMeta<Service>>::namespaced(client, namespace),
+            Api::<CachedService>::namespaced(client, namespace),
         ),
         None => (
             Api::all_with(client.clone(), &resource),
             Api::<CachedPod>::all(client.clone()),
-            Api::<PartialObjectMeta<Service>>::all(client),
+            Api::<CachedService>::all(client),
         ),
     };
     // The job watch feeds the cache and the triggers, and counts the deletions it sees.
@@ -223,13 +223,12 @@ fn controller(
         [pods_ready, services_ready],
         children::READ_YOUR_WRITES,
     );
-    let pods = watcher(pods, selector.clone()).modify(|pod| children::slim_meta(&mut pod.metadata));
+    let pods = watcher(pods, selector.clone()).modify(CachedPod::slim);
     let pods = reflector::reflector(pod_writer, pods)
         .inspect_ok(move |event| pod_owners.observe(event))
         .inspect_ok(first_list(pods_listed))
         .touched_objects();
-    let services =
-        watcher(services, selector).modify(|service| children::slim_meta(&mut service.metadata));
+    let services = watcher(services, selector).modify(CachedService::slim);
     let services = reflector::reflector(service_writer, services)
         .inspect_ok(move |event| service_owners.observe(event))
         .inspect_ok(first_list(services_listed))

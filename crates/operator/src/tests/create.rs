@@ -3,6 +3,8 @@
 //! failed with the reason.
 
 use super::*;
+use crate::reconcile::children::Written;
+use crate::reconcile::decide_and_apply;
 
 #[tokio::test]
 async fn new_tfjob_applies_services_and_pods_then_writes_created() {
@@ -82,6 +84,29 @@ async fn new_tfjob_applies_services_and_pods_then_writes_created() {
         "SuccessfulCreateService".to_owned(),
         "Created service: mnist-chief-0".to_owned()
     )));
+}
+
+#[tokio::test]
+async fn each_creation_is_noted_with_the_uid_the_api_server_gave_it() {
+    let job = job(TF_JOB);
+    let (ctx, handle) = context();
+    let server = serve(handle, cluster(&job));
+    let mut written = Written::default();
+    let outcome = decide_and_apply(
+        JobKind::TFJob,
+        &object(TF_JOB),
+        &ctx,
+        &no_children(),
+        now(),
+        &mut written,
+    )
+    .await;
+    finish(ctx, server).await;
+    outcome.expect("reconciled");
+    // The uid is what the cache must show before the reconcile ends (`Children::await_written`).
+    let with_uids = SLOTS.map(|name| (name.to_owned(), Some(format!("uid-of-{name}"))));
+    assert_eq!(written.created_services, with_uids);
+    assert_eq!(written.created_pods, with_uids);
 }
 
 /// Kinds whose objects differ most: TF's qualified addresses, PyTorch's init container,
