@@ -46,6 +46,44 @@ pub fn slim_meta(metadata: &mut ObjectMeta) -> ChildLabels {
     }
 }
 
+/// Implements [`kube::Resource`] for a cached type (a struct with a `metadata: ObjectMeta`
+/// field) as the Kubernetes kind it is read from: its watch lists and watches that kind's
+/// objects, decoded into the cached type.
+macro_rules! read_as {
+    ($cached:ty, $kind:ty) => {
+        #[doc = concat!("Read from the API server as a `", stringify!($kind), "`.")]
+        impl ::kube::Resource for $cached {
+            type DynamicType = ();
+            type Scope = ::k8s_openapi::NamespaceResourceScope;
+
+            fn kind(&(): &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(<$kind as ::k8s_openapi::Resource>::KIND)
+            }
+
+            fn group(&(): &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(<$kind as ::k8s_openapi::Resource>::GROUP)
+            }
+
+            fn version(&(): &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(<$kind as ::k8s_openapi::Resource>::VERSION)
+            }
+
+            fn plural(&(): &()) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(<$kind as ::k8s_openapi::Resource>::URL_PATH_SEGMENT)
+            }
+
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+pub(crate) use read_as;
+
 #[cfg(test)]
 mod tests {
     use super::*;

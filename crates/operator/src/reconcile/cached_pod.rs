@@ -9,15 +9,11 @@
 //! ([`cached_meta`](super::cached_meta)), a cached pod takes about 1.8 KiB in the cache, its key
 //! included.
 
-use std::borrow::Cow;
-
 use k8s_openapi::api::core::v1::{ContainerState, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::{NamespaceResourceScope, Resource as _};
-use kube::Resource;
 use serde::{Deserialize, Deserializer};
 
-use super::cached_meta::{ChildLabels, slim_meta};
+use super::cached_meta::{ChildLabels, read_as, slim_meta};
 
 /// A Pod as cached: its metadata and, once [slimmed](CachedPod::slim), its labels' facts, its
 /// containers' names and the parts of its status that are read.
@@ -114,39 +110,12 @@ fn not_scheduled<'de, D: Deserializer<'de>>(
         .find(|condition| condition.type_ == "PodScheduled" && condition.status == "False"))
 }
 
-/// Read from the API server as a Pod (`/api/v1/pods`).
-impl Resource for CachedPod {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Pod::KIND)
-    }
-
-    fn group(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Pod::GROUP)
-    }
-
-    fn version(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Pod::VERSION)
-    }
-
-    fn plural(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Pod::URL_PATH_SEGMENT)
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+read_as!(CachedPod, Pod);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::Resource as _;
     use serde_json::json;
 
     #[test]

@@ -2,15 +2,11 @@
 //! metadata and the labels that are read ([`cached_meta`](super::cached_meta)). A job's services
 //! are only ever looked at for whether they exist and which replica slot they stand for.
 
-use std::borrow::Cow;
-
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::{NamespaceResourceScope, Resource as _};
-use kube::Resource;
 use serde::Deserialize;
 
-use super::cached_meta::{ChildLabels, slim_meta};
+use super::cached_meta::{ChildLabels, read_as, slim_meta};
 
 /// A Service as cached: its metadata and, once [slimmed](CachedService::slim), its labels'
 /// facts.
@@ -30,39 +26,12 @@ impl CachedService {
     }
 }
 
-/// Read from the API server as a Service (`/api/v1/services`).
-impl Resource for CachedService {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Service::KIND)
-    }
-
-    fn group(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Service::GROUP)
-    }
-
-    fn version(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Service::VERSION)
-    }
-
-    fn plural(&(): &()) -> Cow<'_, str> {
-        Cow::Borrowed(Service::URL_PATH_SEGMENT)
-    }
-
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+read_as!(CachedService, Service);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::Resource as _;
     use serde_json::json;
     use trainctl_api::ReplicaType;
     use trainctl_engine::ReplicaSlot;
