@@ -55,6 +55,11 @@ async fn start(timeout: Duration) -> Cluster {
 /// [`start`] with the server's `settings` and the client's `limits`.
 async fn start_with(settings: Settings, limits: RateLimits, timeout: Duration) -> Cluster {
     let server = MockApiServer::start(settings).await.expect("a free port");
+    run_against(server, limits, timeout).await
+}
+
+/// Starts the operator against `server`, as [`start_with`] does.
+async fn run_against(server: MockApiServer, limits: RateLimits, timeout: Duration) -> Cluster {
     let config = Config::new(server.url().parse().expect("a URL"));
     let client = connect::client(config, limits, timeout).expect("a client");
     let ctx = Arc::new(Context::new(client.clone(), BuildOptions::default()));
@@ -440,5 +445,33 @@ async fn watches_that_resume_too_late_list_again_and_still_converge() {
         cluster.server.calls(Verb::List, TF_JOBS),
         1,
         "not listed again"
+    );
+}
+
+#[tokio::test]
+async fn the_pods_are_listed_a_hundred_at_a_time() {
+    let server = MockApiServer::start(Settings::default())
+        .await
+        .expect("a free port");
+    // Pods of the TFJob controller that no job owns: listed, then left alone.
+    let config = Config::new(server.url().parse().expect("a URL"));
+    let pods: Api<Pod> = Api::namespaced(Client::try_from(config).expect("a client"), "ml");
+    for index in 0..150 {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": format!("orphan-{index}"),
+                "labels": {"training.kubeflow.org/operator-name": "tfjob-controller"}},
+            "spec": {"containers": [{"name": "tensorflow", "image": "tf"}]},
+        }))
+        .expect("a pod");
+        pods.create(&PostParams::default(), &pod)
+            .await
+            .expect("the pod is created");
+    }
+    let cluster = run_against(server, RateLimits::default(), connect::REQUEST_TIMEOUT).await;
+    let kinds = JobKind::ALL.len() as u64;
+    assert_eq!(
+        cluster.server.calls(Verb::List, PODS),
+        kinds + 1,
+        "the TFJob controller's 150 pods in two pages, each other kind's none in one"
     );
 }

@@ -33,6 +33,12 @@ use crate::reconcile::{decide_and_apply, gang, job};
 /// How long the controller waits before retrying a job whose reconcile failed.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// How many pods a page of the pods' list holds (kube's default: 500). A page is held whole,
+/// twice, while it is read, and a TFJob's pods each carry the whole cluster in `TF_CONFIG` (45 KB
+/// in a job of 1,000 Workers): with pages of 500, the first list after a restart on such a job
+/// peaked at 90.6 MiB, against 36.2 MiB for creating it.
+const POD_LIST_PAGE: u32 = 100;
+
 /// What the controllers watch and how many reconciles they run at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
@@ -223,7 +229,7 @@ fn controller(
         [pods_ready, services_ready],
         children::READ_YOUR_WRITES,
     );
-    let pods = watcher(pods, selector.clone()).modify(CachedPod::slim);
+    let pods = watcher(pods, selector.clone().page_size(POD_LIST_PAGE)).modify(CachedPod::slim);
     let pods = reflector::reflector(pod_writer, pods)
         .inspect_ok(move |event| pod_owners.observe(event))
         .inspect_ok(first_list(pods_listed))
